@@ -1,0 +1,98 @@
+# Copyright 2026 mira_memory developers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+Where persistent memory lives, decided once at startup.
+
+Persistent memory is opt-in. The memory node takes its settings either from
+ROS parameters (`enabled`, `database_path`) or, when `config_file` is set,
+from the spec's TOML form:
+
+    [memory]
+    enabled = true
+    database_path = "../data/mira-memory.sqlite3"
+
+A relative `database_path` in a config file resolves against that file's
+directory. A relative path given as a ROS parameter is refused, because the
+only other anchor would be the process working directory, which the spec
+rules out. `~` is expanded in both.
+"""
+
+from dataclasses import dataclass
+import pathlib
+import tomllib
+
+
+class ConfigError(ValueError):
+    """The memory settings are unusable; the node must not start."""
+
+
+@dataclass(frozen=True)
+class MemorySettings:
+    """Resolved settings: disabled, or enabled with an absolute database path."""
+
+    enabled: bool
+    database_path: pathlib.Path | None
+
+
+DISABLED = MemorySettings(enabled=False, database_path=None)
+
+
+def _require_path(raw, anchor):
+    if not isinstance(raw, str) or not raw.strip():
+        raise ConfigError('persistent memory is enabled but database_path is empty')
+    path = pathlib.Path(raw.strip()).expanduser()
+    if not path.is_absolute():
+        if anchor is None:
+            raise ConfigError(
+                'database_path must be absolute (relative paths are only allowed in a '
+                'config_file, where they resolve against its directory)')
+        path = anchor / path
+    return pathlib.Path(*path.parts)  # absolute; '..' kept for the OS to resolve
+
+
+def settings_from_parameters(enabled, database_path):
+    """Resolve settings given directly as ROS parameters."""
+    if not enabled:
+        return DISABLED
+    return MemorySettings(True, _require_path(database_path, anchor=None))
+
+
+def settings_from_config_file(config_file):
+    """
+    Resolve settings from a TOML config file.
+
+    An absent [memory] section, or enabled = false, means disabled.
+    """
+    config_path = pathlib.Path(config_file).expanduser()
+    if not config_path.is_absolute():
+        raise ConfigError('config_file must be an absolute path')
+    try:
+        with config_path.open('rb') as handle:
+            document = tomllib.load(handle)
+    except OSError as error:
+        raise ConfigError(f'cannot read config_file: {error.strerror}') from None
+    except tomllib.TOMLDecodeError as error:
+        raise ConfigError(f'config_file is not valid TOML: {error}') from None
+    section = document.get('memory')
+    if section is None:
+        return DISABLED
+    if not isinstance(section, dict):
+        raise ConfigError('[memory] in config_file must be a table')
+    enabled = section.get('enabled', False)
+    if not isinstance(enabled, bool):
+        raise ConfigError('[memory] enabled must be true or false')
+    if not enabled:
+        return DISABLED
+    return MemorySettings(True, _require_path(section.get('database_path'), config_path.parent))

@@ -1,0 +1,151 @@
+# Copyright 2026 mira_memory developers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+The one place that turns domain results into ROS messages.
+
+The ROS-free core returns dataclasses and raises named StoreErrors; the memory
+node hands them here. Keeping the mapping in one module means a contract
+change (a new field, a new error code) is made once.
+"""
+
+from mira_memory.core import store
+from mira_memory.msg import EntityRecord, MemoryLink, PayloadRecord, RecalledEntity
+from mira_memory.msg import RecalledMemory
+
+
+def memory_message(memory):
+    """Build a RecalledMemory message from a store Memory."""
+    message = RecalledMemory()
+    message.id = store.format_memory_id(memory.id)
+    message.kind = memory.kind
+    message.summary = memory.summary
+    message.predicate = memory.predicate or ''
+    message.value = memory.value or ''
+    message.source_kind = memory.source_kind
+    message.source_label = memory.source_label
+    message.has_confidence = memory.confidence is not None
+    message.confidence = float(memory.confidence) if memory.confidence is not None else 0.0
+    message.status = memory.status
+    message.created_at = memory.created_at
+    message.links = [link_message(link) for link in memory.links]
+    return message
+
+
+def link_message(link):
+    """Build a MemoryLink message from a store Link."""
+    message = MemoryLink()
+    message.entity_id = store.format_entity_id(link.entity_id)
+    message.entity_name = link.entity_name
+    message.role = link.role
+    return message
+
+
+def entity_record(entity, memories=(), memories_truncated=False):
+    """Build an EntityRecord message (admin responses)."""
+    message = EntityRecord()
+    message.id = store.format_entity_id(entity.id)
+    message.entity_type = entity.entity_type
+    message.canonical_name = entity.canonical_name
+    message.aliases = list(entity.aliases)
+    message.memories = [memory_message(memory) for memory in memories]
+    message.memories_truncated = memories_truncated
+    return message
+
+
+def payload_record(payload):
+    """Build a PayloadRecord message from a store Payload."""
+    message = PayloadRecord()
+    message.id = payload.id
+    message.storage = payload.storage
+    message.media_type = payload.media_type
+    message.text = payload.text or ''
+    message.object_ref = payload.object_ref or ''
+    message.sha256 = payload.sha256 or ''
+    return message
+
+
+def fill_recall(response, result):
+    """Copy a core RecallResult into a RecallMemory response."""
+    response.status = result.status
+    response.reason = result.reason
+    entities = []
+    for view in result.entities:
+        message = RecalledEntity()
+        message.id = store.format_entity_id(view.entity.id)
+        message.entity_type = view.entity.entity_type
+        message.canonical_name = view.entity.canonical_name
+        message.memories = [memory_message(memory) for memory in view.memories]
+        message.memories_truncated = view.memories_truncated
+        entities.append(message)
+    response.entities = entities
+    response.entities_truncated = result.entities_truncated
+    response.text = result.text
+    response.text_truncated = result.text_truncated
+    return response
+
+
+def fill_remember(response, result):
+    """Copy a core AdmissionResult into a Remember response."""
+    response.status = result.status
+    response.outcome = result.outcome
+    response.reason = result.reason
+    response.memory_id = (
+        store.format_memory_id(result.memory_id) if result.memory_id is not None else '')
+    response.conflicting_memory_ids = [
+        store.format_memory_id(memory_id) for memory_id in result.conflicting_memory_ids]
+    response.error = result.error
+    return response
+
+
+# Admin error codes, as declared in every Admin*.srv response.
+ERROR_INVALID_ARGUMENT = 'invalid_argument'
+ERROR_NOT_FOUND = 'not_found'
+ERROR_DUPLICATE_ALIAS = 'duplicate_alias'
+ERROR_DISABLED = 'disabled'
+ERROR_BACKEND_FAILURE = 'backend_failure'
+
+_ADMIN_ERROR_CODES = {
+    store.InvalidInputError: ERROR_INVALID_ARGUMENT,
+    store.NotFoundError: ERROR_NOT_FOUND,
+    store.DuplicateAliasError: ERROR_DUPLICATE_ALIAS,
+}
+
+
+def fill_admin_success(response, message):
+    """Mark an admin response successful."""
+    response.success = True
+    response.error_code = ''
+    response.message = message
+    return response
+
+
+def fill_admin_error(response, error):
+    """Mark an admin response failed from a StoreError (or anything else)."""
+    response.success = False
+    response.error_code = _ADMIN_ERROR_CODES.get(type(error), ERROR_BACKEND_FAILURE)
+    if isinstance(error, store.StoreError):
+        response.message = str(error)
+    else:
+        # Unexpected failures keep their detail in the node log, not the reply.
+        response.message = 'internal error in the memory node; see its log'
+    return response
+
+
+def fill_admin_disabled(response):
+    """Answer an admin command while persistent memory is disabled."""
+    response.success = False
+    response.error_code = ERROR_DISABLED
+    response.message = 'persistent memory is disabled'
+    return response

@@ -1,0 +1,88 @@
+# Copyright 2026 mira_memory developers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""Shared fixtures: loopback-only DDS, a private domain, real memory node processes."""
+
+import os
+import random
+
+import pytest
+
+# DDS stays on loopback for every process the tests start, and the run gets a
+# domain of its own (tools/test picks one; a bare pytest run picks here).
+os.environ['ROS_AUTOMATIC_DISCOVERY_RANGE'] = 'LOCALHOST'
+os.environ.setdefault('ROS_DOMAIN_ID', str(random.SystemRandom().randint(1, 101)))
+
+
+def _ros_missing_reason():
+    try:
+        import rclpy  # noqa: F401
+        from mira_memory.srv import RecallMemory  # noqa: F401
+    except ImportError as error:
+        return f'the built ROS 2 environment is not active ({error}); run tools/test'
+    return None
+
+
+ROS_MISSING = _ros_missing_reason()
+
+
+def pytest_collection_modifyitems(config, items):
+    """Skip ROS tests, with the reason, where the built environment is missing."""
+    if ROS_MISSING is None:
+        return
+    if os.environ.get('MIRA_REQUIRE_ROS') == '1':
+        raise pytest.UsageError(f'MIRA_REQUIRE_ROS=1 but {ROS_MISSING}')
+    skip = pytest.mark.skip(reason=ROS_MISSING)
+    for item in items:
+        if 'ros' in item.keywords:
+            item.add_marker(skip)
+
+
+def pytest_configure(config):
+    config.addinivalue_line(
+        'markers', 'ros: needs the built ROS 2 environment (real nodes over DDS)')
+
+
+@pytest.fixture(scope='session')
+def ros():
+    """Session-wide test client node in a private rclpy context."""
+    from rosutil import RosClient
+    client = RosClient()
+    yield client
+    client.close()
+
+
+@pytest.fixture
+def memory_node(tmp_path):
+    """Start real memory node processes; stop them (SIGINT) after the test."""
+    from rosutil import NodeProcess, unique_namespace
+    started = []
+
+    def start(parameters=None, *, namespace=None, wait_service='admin/status', ros=None):
+        namespace = namespace or unique_namespace()
+        process = NodeProcess('memory_node', namespace=namespace, parameters=parameters,
+                              directory=tmp_path)
+        process.namespace = namespace
+        process.prefix = f'{namespace}/memory'
+        started.append(process)
+        if ros is not None and wait_service:
+            from mira_memory.srv import AdminStatus
+            if not ros.wait_for_service(AdminStatus, f'{process.prefix}/{wait_service}'):
+                raise AssertionError(f'memory node did not come up:\n{process.output()}')
+        return process
+
+    yield start
+    for process in started:
+        if process.process.poll() is None:
+            process.stop()

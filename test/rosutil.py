@@ -1,0 +1,167 @@
+# Copyright 2026 mira_memory developers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+Real-process ROS 2 helpers for the tests: start installed executables, call services.
+
+Every process inherits ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST and the run's
+own ROS_DOMAIN_ID (set in conftest.py), and every test uses its own
+namespace, so tests cannot hear each other or anything off this machine.
+"""
+
+import itertools
+import json
+import os
+import pathlib
+import signal
+import subprocess
+import tempfile
+import time
+
+_namespace_counter = itertools.count(1)
+
+
+def unique_namespace(prefix='t'):
+    """Return a namespace no other test in this run uses."""
+    return f'/{prefix}{os.getpid()}_{next(_namespace_counter)}'
+
+
+def executable(name):
+    """Return the installed path of one of the package's executables."""
+    from ament_index_python.packages import get_package_prefix
+    path = pathlib.Path(get_package_prefix('mira_memory')) / 'lib' / 'mira_memory' / name
+    if not path.exists():
+        raise FileNotFoundError(f'{path} is not installed; run tools/bootstrap')
+    return str(path)
+
+
+def write_params_file(directory, parameters):
+    """Write a ROS parameters YAML file that applies to any node name."""
+    lines = ['/**:', '  ros__parameters:']
+    # JSON scalars are valid YAML flow scalars, and quoting every string keeps
+    # values such as 'true' or '1.0' from changing type.
+    lines += [f'    {key}: {json.dumps(value)}' for key, value in parameters.items()]
+    handle = tempfile.NamedTemporaryFile(
+        'w', suffix='.yaml', prefix='params_', dir=directory, delete=False)
+    with handle:
+        handle.write('\n'.join(lines) + '\n')
+    return handle.name
+
+
+class NodeProcess:
+    """One installed executable running as a real process."""
+
+    def __init__(self, name, *, namespace, parameters=None, node_name=None,
+                 directory=None, extra_args=(), remaps=()):
+        directory = directory or tempfile.mkdtemp(prefix='mira_test_')
+        self.log_path = pathlib.Path(directory) / f'{name}_{next(_namespace_counter)}.log'
+        command = [executable(name), *extra_args, '--ros-args', '-r', f'__ns:={namespace}']
+        if node_name:
+            command += ['-r', f'__node:={node_name}']
+        for remap in remaps:
+            command += ['-r', remap]
+        if parameters:
+            command += ['--params-file', write_params_file(directory, parameters)]
+        self.command = command
+        self._log = open(self.log_path, 'w')
+        self.process = subprocess.Popen(
+            command, stdout=self._log, stderr=subprocess.STDOUT, text=True,
+            start_new_session=True)
+
+    def output(self):
+        """Return everything the process printed so far."""
+        self._log.flush()
+        return self.log_path.read_text()
+
+    def wait(self, timeout=20.0):
+        """Wait for the process to exit by itself and return its exit code."""
+        try:
+            return self.process.wait(timeout=timeout)
+        finally:
+            self._log.close()
+
+    def stop(self, sig=signal.SIGINT, timeout=20.0):
+        """Send sig, wait for exit and return the exit code (kill on timeout)."""
+        if self.process.poll() is None:
+            self.process.send_signal(sig)
+            try:
+                self.process.wait(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+                self._log.close()
+                raise AssertionError(f'{self.command[0]} ignored {sig!r}:\n{self.output()}')
+        self._log.close()
+        return self.process.returncode
+
+
+class RosClient:
+    """A test-side rclpy node that calls services with deadlines."""
+
+    def __init__(self):
+        import rclpy
+        from rclpy.context import Context
+        self._rclpy = rclpy
+        self.context = Context()
+        rclpy.init(context=self.context)
+        self.node = rclpy.create_node(f'test_client_{os.getpid()}', context=self.context)
+        self._clients = {}
+
+    def client(self, service_type, name):
+        """Return a (cached) client for the service."""
+        key = (service_type, name)
+        if key not in self._clients:
+            self._clients[key] = self.node.create_client(service_type, name)
+        return self._clients[key]
+
+    def wait_for_service(self, service_type, name, timeout=20.0):
+        """Wait until the service is available; False on timeout."""
+        return self.client(service_type, name).wait_for_service(timeout_sec=timeout)
+
+    def call(self, service_type, name, request=None, timeout=20.0):
+        """Call a service and return its response, failing the test on timeout."""
+        client = self.client(service_type, name)
+        if not client.wait_for_service(timeout_sec=timeout):
+            raise AssertionError(f'service {name} is not available')
+        future = client.call_async(request if request is not None else service_type.Request())
+        executor = self._rclpy.executors.SingleThreadedExecutor(context=self.context)
+        executor.add_node(self.node)
+        try:
+            executor.spin_until_future_complete(future, timeout_sec=timeout)
+        finally:
+            executor.remove_node(self.node)
+        if not future.done():
+            client.remove_pending_request(future)
+            raise AssertionError(f'service {name} did not answer within {timeout} s')
+        return future.result()
+
+    def service_names(self):
+        """Return {service name: [types]} of the whole (test-domain) graph."""
+        return dict(self.node.get_service_names_and_types())
+
+    def spin_for(self, seconds):
+        """Spin the client node for a while (graph discovery, subscriptions)."""
+        executor = self._rclpy.executors.SingleThreadedExecutor(context=self.context)
+        executor.add_node(self.node)
+        deadline = time.monotonic() + seconds
+        try:
+            while time.monotonic() < deadline:
+                executor.spin_once(timeout_sec=0.05)
+        finally:
+            executor.remove_node(self.node)
+
+    def close(self):
+        """Destroy the node and shut the private context down."""
+        self.node.destroy_node()
+        self._rclpy.try_shutdown(context=self.context)
