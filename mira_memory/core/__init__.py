@@ -12,7 +12,8 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""The ROS-free core of mira_memory: store, normalization, admission, recall.
+"""
+The ROS-free core of mira_memory: store, normalization, admission, recall.
 
 Nothing in this package imports rclpy or the generated interfaces; the nodes
 wrap it. test/test_core_boundary.py keeps that true.

@@ -1,0 +1,378 @@
+# Copyright 2026 mira_memory developers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+Admission of one operator-grounded memory: the single authority for remember.
+
+`admit` checks a model's proposal against the current operator turn and, only
+when every rule holds, writes one fact, preference or relationship. The rules
+run in a fixed order and the first broken rule gives the one reason of the
+rejection:
+
+1. invalid_tool_arguments: a required field is blank, a field is over its
+   bound, or a field has the wrong type. A related field that is given
+   (neither None nor '') but blank is treated as a malformed argument, not
+   as null.
+2. invalid_proposal: control characters, an inadmissible kind, a predicate
+   or given related role that is not a token.
+3. related_entity_invalid_for_kind / 4. related_fields_incomplete.
+5. evidence_not_in_utterance: no valid current operator turn, or the
+   evidence is not a whole-word span of the utterance.
+6-9. subject, related entity and value must occur in that span, and a
+   relationship's value must name its related entity.
+
+The remaining rules read the store and run in one write transaction with the
+insert, so nothing can change between the checks and the write: subject and
+related entity resolution (exact name or alias; you/your/yours/yourself
+denote the robot profile entity, resolved now, for the subject only),
+duplicate (applied, nothing written), conflict (facts and preferences share
+one slot per subject and predicate), the per-turn limit, then the insert.
+
+Per-turn limit (a decision of this module): an operator turn creates at most
+one memory. A second, different proposal in a turn that already created one
+is rejected as invalid_proposal. The duplicate check runs first, so a retry
+of the request whose reply was lost returns applied/duplicate with the same
+memory id instead of a rejection or a second row. Turn identity is the source
+label "episode <episode_id> turn <turn_id>"; ids therefore may not contain
+whitespace, which would let two different turns share one label.
+
+The stored summary (and its one text/plain payload) is the evidence span in
+the operator's own wording, and the stored value is the value's span in that
+evidence: the model's spelling of either never reaches the store.
+
+Errors are fixed sentences: they never contain the utterance, the evidence
+or any argument text. Admission never updates, deletes or supersedes a
+memory and never creates an entity or an alias. `admit` never raises: store
+and SQLite failures become backend_failure.
+"""
+
+from dataclasses import dataclass
+import sqlite3
+from typing import Optional, Tuple
+import unicodedata
+
+from mira_memory.core.normalize import has_control_characters, locate
+from mira_memory.core.normalize import NormalizationError, normalize_key, normalize_token
+from mira_memory.core.normalize import TOKEN_MAX_LENGTH
+from mira_memory.core.store import InvalidInputError, NewMemory
+from mira_memory.core.store import SOURCE_OPERATOR_STATEMENT, StoreError
+
+STATUS_APPLIED = 'applied'
+STATUS_REJECTED = 'rejected'
+OUTCOME_CREATED = 'created'
+OUTCOME_DUPLICATE = 'duplicate'
+
+REASON_INVALID_TOOL_ARGUMENTS = 'invalid_tool_arguments'
+REASON_INVALID_PROPOSAL = 'invalid_proposal'
+REASON_EVIDENCE_NOT_IN_UTTERANCE = 'evidence_not_in_utterance'
+REASON_VALUE_NOT_SUPPORTED = 'value_not_supported'
+REASON_SUBJECT_NOT_SUPPORTED = 'subject_not_supported'
+REASON_SUBJECT_NOT_FOUND = 'subject_not_found'
+REASON_SUBJECT_AMBIGUOUS = 'subject_ambiguous'
+REASON_RELATED_FIELDS_INCOMPLETE = 'related_fields_incomplete'
+REASON_RELATED_ENTITY_INVALID_FOR_KIND = 'related_entity_invalid_for_kind'
+REASON_RELATED_ENTITY_NOT_SUPPORTED = 'related_entity_not_supported'
+REASON_RELATIONSHIP_VALUE_MISMATCH = 'relationship_value_mismatch'
+REASON_RELATED_ENTITY_NOT_FOUND = 'related_entity_not_found'
+REASON_RELATED_ENTITY_AMBIGUOUS = 'related_entity_ambiguous'
+REASON_CONFLICT = 'conflict'
+REASON_BACKEND_FAILURE = 'backend_failure'
+REASONS = (
+    REASON_INVALID_TOOL_ARGUMENTS, REASON_INVALID_PROPOSAL,
+    REASON_EVIDENCE_NOT_IN_UTTERANCE, REASON_VALUE_NOT_SUPPORTED,
+    REASON_SUBJECT_NOT_SUPPORTED, REASON_SUBJECT_NOT_FOUND, REASON_SUBJECT_AMBIGUOUS,
+    REASON_RELATED_FIELDS_INCOMPLETE, REASON_RELATED_ENTITY_INVALID_FOR_KIND,
+    REASON_RELATED_ENTITY_NOT_SUPPORTED, REASON_RELATIONSHIP_VALUE_MISMATCH,
+    REASON_RELATED_ENTITY_NOT_FOUND, REASON_RELATED_ENTITY_AMBIGUOUS,
+    REASON_CONFLICT, REASON_BACKEND_FAILURE)
+
+KIND_FACT = 'fact'
+KIND_PREFERENCE = 'preference'
+KIND_RELATIONSHIP = 'relationship'
+ADMISSIBLE_KINDS = (KIND_FACT, KIND_PREFERENCE, KIND_RELATIONSHIP)
+
+SUBJECT_MAX_LENGTH = 256
+RELATED_ENTITY_MAX_LENGTH = 256
+VALUE_MAX_LENGTH = 256
+EVIDENCE_MAX_LENGTH = 500
+UTTERANCE_MAX_LENGTH = 4000
+CONTEXT_ID_MAX_LENGTH = 64
+ERROR_MAX_LENGTH = 200
+CONFLICTING_IDS_MAX = 8
+
+SUBJECT_ROLE = 'subject'
+# Only the subject position, and only these words: this is not pronoun or
+# coreference resolution. Operator-side I/me/my/mine/myself stay literal.
+SECOND_PERSON_SUBJECTS = frozenset(('you', 'your', 'yours', 'yourself'))
+
+_FIELD_BOUNDS = (
+    ('kind', TOKEN_MAX_LENGTH),
+    ('subject', SUBJECT_MAX_LENGTH),
+    ('predicate', TOKEN_MAX_LENGTH),
+    ('value', VALUE_MAX_LENGTH),
+    ('related_entity', RELATED_ENTITY_MAX_LENGTH),
+    ('related_role', TOKEN_MAX_LENGTH),
+    ('evidence', EVIDENCE_MAX_LENGTH),
+)
+_REQUIRED_FIELDS = ('kind', 'subject', 'predicate', 'value', 'evidence')
+_RELATED_FIELDS = ('related_entity', 'related_role')
+
+TURN_ALREADY_WROTE_ERROR = (
+    'This operator turn already wrote one memory and a turn admits at most one; '
+    'nothing was written.')
+_ERRORS = {
+    REASON_INVALID_TOOL_ARGUMENTS: (
+        'A required remember argument is empty, or an argument is too long or not text; '
+        'nothing was written.'),
+    REASON_INVALID_PROPOSAL: (
+        'The proposal is malformed: control characters, an unsupported kind, or a '
+        'predicate or role that is not a token; nothing was written.'),
+    REASON_EVIDENCE_NOT_IN_UTTERANCE: (
+        'The evidence is not a span of the current operator utterance, or there is no '
+        'current operator turn; nothing was written.'),
+    REASON_VALUE_NOT_SUPPORTED: 'The value does not occur in the evidence; nothing was written.',
+    REASON_SUBJECT_NOT_SUPPORTED: (
+        'The subject does not occur in the evidence; nothing was written.'),
+    REASON_SUBJECT_NOT_FOUND: (
+        'The subject matches no known entity name or alias, and remember never creates '
+        'entities; nothing was written.'),
+    REASON_SUBJECT_AMBIGUOUS: (
+        'The subject exactly matches more than one known entity; nothing was written.'),
+    REASON_RELATED_FIELDS_INCOMPLETE: (
+        'A relationship needs both a related entity and a related role; nothing was '
+        'written.'),
+    REASON_RELATED_ENTITY_INVALID_FOR_KIND: (
+        'Facts and preferences take no related entity or related role; nothing was '
+        'written.'),
+    REASON_RELATED_ENTITY_NOT_SUPPORTED: (
+        'The related entity does not occur in the evidence; nothing was written.'),
+    REASON_RELATIONSHIP_VALUE_MISMATCH: (
+        'A relationship value must name its related entity; nothing was written.'),
+    REASON_RELATED_ENTITY_NOT_FOUND: (
+        'The related entity matches no known entity name or alias, and remember never '
+        'creates entities; nothing was written.'),
+    REASON_RELATED_ENTITY_AMBIGUOUS: (
+        'The related entity exactly matches more than one known entity; nothing was '
+        'written.'),
+    REASON_CONFLICT: (
+        'A different value is already stored for this subject and predicate (see '
+        'conflicting_memory_ids); admission never replaces memories, nothing was written.'),
+    REASON_BACKEND_FAILURE: (
+        'The memory store failed; nothing was written.'),
+}
+
+
+@dataclass(frozen=True)
+class TurnContext:
+    """The current operator turn, supplied by the runtime, never by the model."""
+
+    episode_id: str
+    turn_id: str
+    utterance: str
+
+
+@dataclass(frozen=True)
+class Proposal:
+    """The model's remember arguments; related fields are None (or '') when absent."""
+
+    kind: str
+    subject: str
+    predicate: str
+    value: str
+    related_entity: Optional[str]
+    related_role: Optional[str]
+    evidence: str
+
+
+@dataclass(frozen=True)
+class AdmissionResult:
+    """The authoritative answer to one remember request."""
+
+    status: str
+    outcome: str
+    reason: str
+    memory_id: Optional[int]
+    conflicting_memory_ids: Tuple[int, ...]
+    error: str
+
+
+def source_label(context):
+    """Return the provenance label that identifies an operator turn."""
+    return 'episode %s turn %s' % (context.episode_id, context.turn_id)
+
+
+def admit(store, context, proposal, robot_profile):
+    """
+    Admit proposal as one durable memory when every admission rule holds.
+
+    store is the MemoryStore owned by the memory node; context is the current
+    operator TurnContext (or None); robot_profile is the robot profile name
+    that you/your/yours/yourself denote. Never raises.
+    """
+    try:
+        return _admit(store, context, proposal, robot_profile)
+    except (StoreError, sqlite3.Error):
+        return backend_failure()
+
+
+def backend_failure():
+    """Return the backend_failure rejection, also for callers with no store at all."""
+    return _rejected(REASON_BACKEND_FAILURE)
+
+
+def _admit(store, context, proposal, robot_profile):
+    reason = _check_arguments(proposal)
+    if reason:
+        return _rejected(reason)
+    related_entity = proposal.related_entity or None
+    related_role = proposal.related_role or None
+    tokens = _proposal_tokens(proposal, related_role)
+    if tokens is None:
+        return _rejected(REASON_INVALID_PROPOSAL)
+    kind, predicate, role = tokens
+    if kind == KIND_RELATIONSHIP:
+        if related_entity is None or role is None:
+            return _rejected(REASON_RELATED_FIELDS_INCOMPLETE)
+    elif related_entity is not None or role is not None:
+        return _rejected(REASON_RELATED_ENTITY_INVALID_FOR_KIND)
+    evidence = _locate_evidence(context, proposal.evidence)
+    if evidence is None:
+        return _rejected(REASON_EVIDENCE_NOT_IN_UTTERANCE)
+    if locate(proposal.subject, evidence) is None:
+        return _rejected(REASON_SUBJECT_NOT_SUPPORTED)
+    value_key = normalize_key(proposal.value)
+    if related_entity is not None:
+        if locate(related_entity, evidence) is None:
+            return _rejected(REASON_RELATED_ENTITY_NOT_SUPPORTED)
+        if normalize_key(related_entity) != value_key:
+            return _rejected(REASON_RELATIONSHIP_VALUE_MISMATCH)
+    value = locate(proposal.value, evidence)
+    if value is None:
+        return _rejected(REASON_VALUE_NOT_SUPPORTED)
+    label = source_label(context)
+    with store.write() as tx:
+        subject_name = proposal.subject
+        if normalize_key(subject_name) in SECOND_PERSON_SUBJECTS:
+            subject_name = robot_profile
+        subject_id, reason = _resolve_one(
+            tx, subject_name, REASON_SUBJECT_NOT_FOUND, REASON_SUBJECT_AMBIGUOUS)
+        if reason:
+            return _rejected(reason)
+        links = ((subject_id, SUBJECT_ROLE),)
+        if kind == KIND_RELATIONSHIP:
+            related_id, reason = _resolve_one(
+                tx, related_entity, REASON_RELATED_ENTITY_NOT_FOUND,
+                REASON_RELATED_ENTITY_AMBIGUOUS)
+            if reason:
+                return _rejected(reason)
+            links += ((related_id, role),)
+            same_slot = tx.relationship_memories(subject_id, predicate)
+        else:
+            same_slot = tx.slot_memories(subject_id, predicate)
+        same_slot = sorted(same_slot, key=lambda memory: memory.id)
+        wanted_links = frozenset(links)
+        for memory in same_slot:
+            if memory.value_key == value_key and _link_set(memory) == wanted_links:
+                return AdmissionResult(
+                    STATUS_APPLIED, OUTCOME_DUPLICATE, '', memory.id, (), '')
+        if kind != KIND_RELATIONSHIP:
+            conflicting = tuple(
+                memory.id for memory in same_slot if memory.value_key != value_key)
+            if conflicting:
+                return _rejected(REASON_CONFLICT, conflicting[:CONFLICTING_IDS_MAX])
+        if tx.turn_memory(label) is not None:
+            return _rejected(REASON_INVALID_PROPOSAL, error=TURN_ALREADY_WROTE_ERROR)
+        memory = tx.insert_memory(
+            NewMemory(
+                kind=kind, summary=evidence, links=links, predicate=predicate, value=value,
+                source_kind=SOURCE_OPERATOR_STATEMENT, source_label=label, confidence=None),
+            allow_runtime_source=True)
+    return AdmissionResult(STATUS_APPLIED, OUTCOME_CREATED, '', memory.id, (), '')
+
+
+def _rejected(reason, conflicting_memory_ids=(), error=None):
+    return AdmissionResult(
+        STATUS_REJECTED, '', reason, None, conflicting_memory_ids,
+        _ERRORS[reason] if error is None else error)
+
+
+def _is_blank(text):
+    return not unicodedata.normalize('NFKC', text).split()
+
+
+def _check_arguments(proposal):
+    if not isinstance(proposal, Proposal):
+        return REASON_INVALID_TOOL_ARGUMENTS
+    for name, bound in _FIELD_BOUNDS:
+        text = getattr(proposal, name)
+        if name in _RELATED_FIELDS and text in (None, ''):
+            continue
+        if not isinstance(text, str) or _is_blank(text) or len(text) > bound:
+            return REASON_INVALID_TOOL_ARGUMENTS
+    return ''
+
+
+def _proposal_tokens(proposal, related_role):
+    """Return the (kind, predicate, role) tokens, or None for a malformed proposal."""
+    for name, _ in _FIELD_BOUNDS:
+        text = getattr(proposal, name)
+        if text and has_control_characters(text):
+            return None
+    try:
+        kind = normalize_token(proposal.kind)
+        predicate = normalize_token(proposal.predicate)
+        role = None if related_role is None else normalize_token(related_role)
+    except NormalizationError:
+        return None
+    if kind not in ADMISSIBLE_KINDS:
+        return None
+    return kind, predicate, role
+
+
+def _locate_evidence(context, evidence):
+    """Return the evidence span in the operator's wording, or None."""
+    if not isinstance(context, TurnContext):
+        return None
+    if not (_is_turn_key(context.episode_id) and _is_turn_key(context.turn_id)):
+        return None
+    utterance = context.utterance
+    if (not isinstance(utterance, str) or len(utterance) > UTTERANCE_MAX_LENGTH
+            or has_control_characters(utterance) or _is_blank(utterance)):
+        return None
+    return locate(evidence, utterance)
+
+
+def _is_turn_key(text):
+    return (isinstance(text, str) and 0 < len(text) <= CONTEXT_ID_MAX_LENGTH
+            and not any(char.isspace() or unicodedata.category(char) == 'Cc' for char in text))
+
+
+def _resolve_one(tx, name, not_found_reason, ambiguous_reason):
+    """Return (entity id, '') for exactly one exact match, else (None, reason)."""
+    if not isinstance(name, str) or has_control_characters(name) or _is_blank(name):
+        return None, not_found_reason
+    try:
+        matches = tx.find_entities(name, limit=2)
+    except InvalidInputError:
+        # A name the store refuses to look up cannot name a stored entity.
+        return None, not_found_reason
+    if not matches:
+        return None, not_found_reason
+    if len(matches) > 1:
+        return None, ambiguous_reason
+    return matches[0].id, ''
+
+
+def _link_set(memory):
+    return frozenset((link.entity_id, link.role) for link in memory.links)

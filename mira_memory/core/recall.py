@@ -1,0 +1,250 @@
+# Copyright 2026 mira_memory developers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+Deliberate, read-only, exact recall of persistent memory (recall_memory).
+
+The query is one canonical name or alias. It is matched only by the store's
+exact normalized identity lookup: no prefix, substring, typo, fuzzy or semantic
+fallback. At most MAX_ENTITIES matching entities are projected, in entity-id
+order, each with its MAX_MEMORIES_PER_ENTITY newest active memories rendered in
+ascending id order. Directly linked entities are named (the store resolves
+them in the same query); links are never followed further and payload bodies
+are never loaded.
+
+`recall` never raises: an invalid query and an unreadable store are results,
+not exceptions. The rendered text is deterministic (no clocks, no ordering
+that depends on anything but the stored rows), frames the content as
+remembered and possibly stale, and is capped at TEXT_MAX_CHARACTERS.
+"""
+
+from dataclasses import dataclass
+import sqlite3
+from typing import Tuple
+
+from mira_memory.core.normalize import display_form, has_control_characters, normalize_key
+from mira_memory.core.normalize import NormalizationError
+from mira_memory.core.store import Entity, format_entity_id, format_memory_id, Memory
+from mira_memory.core.store import InvalidInputError, StoreError
+
+QUERY_MAX_LENGTH = 256
+MAX_ENTITIES = 5
+MAX_MEMORIES_PER_ENTITY = 8
+TEXT_MAX_CHARACTERS = 12000
+
+STATUS_FOUND = 'found'
+STATUS_AMBIGUOUS = 'ambiguous'
+STATUS_MISS = 'miss'
+STATUS_INVALID = 'invalid'
+STATUS_UNAVAILABLE = 'unavailable'
+STATUSES = (STATUS_FOUND, STATUS_AMBIGUOUS, STATUS_MISS, STATUS_INVALID, STATUS_UNAVAILABLE)
+
+REASON_EXACT_MATCH = 'exact_match'
+REASON_MULTIPLE_EXACT_MATCHES = 'multiple_exact_matches'
+REASON_NO_EXACT_MATCH = 'no_exact_match'
+REASON_QUERY_EMPTY = 'query_empty'
+REASON_QUERY_TOO_LONG = 'query_too_long'
+REASON_QUERY_CONTROL_CHARACTERS = 'query_control_characters'
+REASON_STORE_UNAVAILABLE = 'store_unavailable'
+REASONS = (
+    REASON_EXACT_MATCH, REASON_MULTIPLE_EXACT_MATCHES, REASON_NO_EXACT_MATCH,
+    REASON_QUERY_EMPTY, REASON_QUERY_TOO_LONG, REASON_QUERY_CONTROL_CHARACTERS,
+    REASON_STORE_UNAVAILABLE)
+
+HEADER_LINE = 'Persistent memory recall (read-only, exact name or alias match).'
+FRAMING_LINE = (
+    'Everything below is remembered, possibly stale historical knowledge, not current '
+    'sensor truth: describe it as remembered; current sensor claims need fresh perception.')
+TEXT_TRUNCATED_LINE = (
+    '[Recall text truncated at %d characters: the remaining lines are not shown.]'
+    % TEXT_MAX_CHARACTERS)
+
+_INVALID_LINES = {
+    REASON_QUERY_EMPTY: (
+        'Result: invalid (query_empty). The query is empty; give one canonical name or '
+        'alias. Nothing was looked up.'),
+    REASON_QUERY_TOO_LONG: (
+        'Result: invalid (query_too_long). The query is longer than %d characters; give '
+        'one canonical name or alias. Nothing was looked up.' % QUERY_MAX_LENGTH),
+    REASON_QUERY_CONTROL_CHARACTERS: (
+        'Result: invalid (query_control_characters). The query contains control '
+        'characters; give one canonical name or alias. Nothing was looked up.'),
+}
+_UNAVAILABLE_LINE = (
+    'Result: unavailable (store_unavailable). The persistent memory store could not be '
+    'read, so nothing was recalled. This is not evidence that nothing is remembered.')
+
+
+@dataclass(frozen=True)
+class RecalledEntityView:
+    """One exactly matching entity with its newest active memories (ascending id)."""
+
+    entity: Entity
+    memories: Tuple[Memory, ...]
+    memories_truncated: bool
+
+
+@dataclass(frozen=True)
+class RecallResult:
+    """The outcome of one recall: status, reason, projection and rendered text."""
+
+    status: str
+    reason: str
+    entities: Tuple[RecalledEntityView, ...]
+    entities_truncated: bool
+    text: str
+    text_truncated: bool
+
+
+def validate_query(query):
+    """Return the invalid-query reason for query, or '' when it may be looked up."""
+    # A missing (non-text) query asks for nothing, like an empty one.
+    if not isinstance(query, str):
+        return REASON_QUERY_EMPTY
+    # The length bound is on the raw query so that a huge query is refused
+    # before any normalization work is spent on it.
+    if len(query) > QUERY_MAX_LENGTH:
+        return REASON_QUERY_TOO_LONG
+    if has_control_characters(query):
+        return REASON_QUERY_CONTROL_CHARACTERS
+    try:
+        normalize_key(query)
+    except NormalizationError:
+        return REASON_QUERY_EMPTY
+    return ''
+
+
+def recall(reader, query):
+    """
+    Recall what persistent memory holds under one exact name or alias.
+
+    reader is a MemoryReader (or store) offering find_entities and
+    newest_active_memories. Never raises: store failures yield status
+    unavailable with no entities.
+    """
+    reason = validate_query(query)
+    if reason:
+        return _finish(STATUS_INVALID, reason, (), False, [_INVALID_LINES[reason]])
+    try:
+        matches = _find_entities(reader, query)
+        views = []
+        for entity in matches[:MAX_ENTITIES]:
+            memories, truncated = reader.newest_active_memories(
+                entity.id, MAX_MEMORIES_PER_ENTITY)
+            views.append(RecalledEntityView(entity, tuple(memories), truncated))
+    except (StoreError, sqlite3.Error):
+        return unavailable()
+    entities_truncated = len(matches) > MAX_ENTITIES
+    shown_query = display_form(query)
+    if not views:
+        lines = [
+            'Result: miss (no_exact_match). No entity has the canonical name or alias "%s". '
+            'Only exact names and aliases are matched (no prefix, substring, spelling or '
+            'meaning search), so nothing is remembered under this name.' % shown_query]
+        return _finish(STATUS_MISS, REASON_NO_EXACT_MATCH, (), False, lines)
+    if len(views) == 1:
+        status, reason = STATUS_FOUND, REASON_EXACT_MATCH
+        lines = ['Result: found (exact_match). One entity exactly matches "%s".' % shown_query]
+    else:
+        status, reason = STATUS_AMBIGUOUS, REASON_MULTIPLE_EXACT_MATCHES
+        lines = [_ambiguous_line(shown_query, len(views), entities_truncated)]
+    for view in views:
+        _render_entity(view, lines)
+    return _finish(status, reason, tuple(views), entities_truncated, lines)
+
+
+def unavailable():
+    """Return the store_unavailable result, also for callers with no store at all."""
+    return _finish(STATUS_UNAVAILABLE, REASON_STORE_UNAVAILABLE, (), False, [_UNAVAILABLE_LINE])
+
+
+def _find_entities(reader, query):
+    try:
+        return reader.find_entities(query, limit=MAX_ENTITIES + 1, with_aliases=False)
+    except InvalidInputError:
+        # A valid query whose NFKC form outgrows the store's name bound: no
+        # stored name or alias can have its key, so this is a plain miss.
+        return []
+
+
+def _ambiguous_line(shown_query, shown, entities_truncated):
+    if entities_truncated:
+        listed = (
+            'More than %d entities exactly match "%s"; only the first %d exact matches in '
+            'entity-id order are listed (entity list truncated; the others are not shown).'
+            % (MAX_ENTITIES, shown_query, shown))
+    else:
+        listed = (
+            '%d entities exactly match "%s"; all exact matches are listed in entity-id '
+            'order.' % (shown, shown_query))
+    return (
+        'Result: ambiguous (multiple_exact_matches). %s The runtime did not pick one: '
+        'cognition must address which one is meant.' % listed)
+
+
+def _render_entity(view, lines):
+    entity = view.entity
+    lines.append('')
+    lines.append('Entity %s (type %s): %s' % (
+        format_entity_id(entity.id), entity.entity_type, entity.canonical_name))
+    if not view.memories:
+        lines.append('  No active memories are linked to this entity.')
+        return
+    if view.memories_truncated:
+        lines.append(
+            '  Older active memories not shown: only the newest %d are listed.'
+            % MAX_MEMORIES_PER_ENTITY)
+    lines.append('  Active memories, oldest first:')
+    lines.extend(_memory_line(memory) for memory in view.memories)
+
+
+def _memory_line(memory):
+    parts = ['  - %s %s: "%s"' % (format_memory_id(memory.id), memory.kind, memory.summary)]
+    if memory.predicate is not None:
+        parts.append('predicate: %s' % memory.predicate)
+    if memory.value is not None:
+        parts.append('value: "%s"' % memory.value)
+    source = memory.source_kind
+    if memory.source_label:
+        source = '%s (%s)' % (source, memory.source_label)
+    parts.append('source: %s' % source)
+    if memory.confidence is not None:
+        parts.append('confidence: %r' % memory.confidence)
+    parts.append('created: %s' % memory.created_at)
+    if memory.links:
+        parts.append('links: %s' % ', '.join(
+            '%s %s (%s)' % (format_entity_id(link.entity_id), link.entity_name, link.role)
+            for link in memory.links))
+    return ' | '.join(parts)
+
+
+def _finish(status, reason, views, entities_truncated, body_lines):
+    lines = [HEADER_LINE, FRAMING_LINE]
+    lines.extend(body_lines)
+    text, text_truncated = _cap('\n'.join(lines), lines)
+    return RecallResult(status, reason, views, entities_truncated, text, text_truncated)
+
+
+def _cap(text, lines):
+    if len(text) <= TEXT_MAX_CHARACTERS:
+        return text, False
+    kept = []
+    size = len(TEXT_TRUNCATED_LINE)
+    for line in lines:
+        size += len(line) + 1
+        if size > TEXT_MAX_CHARACTERS:
+            break
+        kept.append(line)
+    kept.append(TEXT_TRUNCATED_LINE)
+    return '\n'.join(kept), True

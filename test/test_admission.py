@@ -1,0 +1,650 @@
+# Copyright 2026 mira_memory developers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""Admission: every rule with its one reason, grounding, slots, idempotency, no echo."""
+
+from dataclasses import dataclass, fields, replace
+import datetime
+import pathlib
+import sqlite3
+from typing import Optional
+
+from mira_memory.core.admission import AdmissionResult, admit, backend_failure
+from mira_memory.core.admission import ERROR_MAX_LENGTH, Proposal
+from mira_memory.core.admission import REASONS, TURN_ALREADY_WROTE_ERROR, TurnContext
+from mira_memory.core.store import BackendError, MemoryStore, NewMemory
+import pytest
+
+ROBOT_PROFILE = 'Kestrelbot'
+CREATED_AT = '2026-01-02T03:04:05Z'
+
+FACT_CONTEXT = TurnContext(
+    'ep-7731', 'turn-0042', 'Note this: Ottoline Vexworth drinks zumbleberry tea every morning.')
+FACT = Proposal(
+    kind='fact', subject='Ottoline Vexworth', predicate='drinks', value='zumbleberry tea',
+    related_entity=None, related_role=None,
+    evidence='Ottoline Vexworth drinks zumbleberry tea')
+
+RELATIONSHIP_CONTEXT = TurnContext(
+    'ep-7731', 'turn-0043', 'Ottoline Vexworth is the cousin of Quillon Brask, truly.')
+RELATIONSHIP = Proposal(
+    kind='relationship', subject='Ottoline Vexworth', predicate='cousin_of',
+    value='Quillon Brask', related_entity='Quillon Brask', related_role='cousin',
+    evidence='Ottoline Vexworth is the cousin of Quillon Brask')
+
+
+def fixed_clock():
+    return datetime.datetime(2026, 1, 2, 3, 4, 5, tzinfo=datetime.timezone.utc)
+
+
+@dataclass(frozen=True)
+class Seed:
+    """Entity and memory ids of the seeded store."""
+
+    ottoline: int
+    quillon: int
+    robot: int
+    samwise_north: int
+    samwise_south: int
+    quillon_drinks: int
+
+
+@pytest.fixture
+def db_path(tmp_path):
+    return tmp_path / 'memory.sqlite3'
+
+
+@pytest.fixture
+def store(db_path):
+    store = MemoryStore.open(db_path, clock=fixed_clock)
+    yield store
+    store.close()
+
+
+@pytest.fixture
+def seed(store):
+    ottoline = store.add_entity('person', 'Ottoline Vexworth')
+    store.add_alias(ottoline.id, 'Ottie')
+    quillon = store.add_entity('person', 'Quillon Brask')
+    store.add_alias(quillon.id, 'Quill')
+    robot = store.add_entity('robot', ROBOT_PROFILE)
+    north = store.add_entity('person', 'Sam Northby')
+    store.add_alias(north.id, 'Samwise')
+    south = store.add_entity('person', 'Sam Southby')
+    store.add_alias(south.id, 'Samwise')
+    drinks = store.add_memory(NewMemory(
+        'fact', 'Quillon drinks black coffee.', links=((quillon.id, 'subject'),),
+        predicate='drinks', value='black coffee'))
+    return Seed(ottoline.id, quillon.id, robot.id, north.id, south.id, drinks.id)
+
+
+def counts(db_path):
+    # A fresh connection, so the count also works after the admitting store closed.
+    with MemoryStore.open(db_path) as store:
+        return store.counts()
+
+
+def context(utterance, turn_id='turn-0050'):
+    return TurnContext('ep-7731', turn_id, utterance)
+
+
+class FailingWriteStore:
+    """A store whose write transaction cannot start."""
+
+    def write(self):
+        raise BackendError('database is locked')
+
+
+class FailingInsertStore:
+    """A store whose insert fails after every check passed, inside the transaction."""
+
+    def __init__(self, store, error):
+        self._store = store
+        self._error = error
+
+    def write(self):
+        return FailingInsertTransaction(self._store.write(), self._error)
+
+
+class FailingInsertTransaction:
+
+    def __init__(self, transaction, error):
+        self._transaction = transaction
+        self._error = error
+
+    def __enter__(self):
+        self._tx = self._transaction.__enter__()
+        return self
+
+    def __exit__(self, *exc_info):
+        return self._transaction.__exit__(*exc_info)
+
+    def __getattr__(self, name):
+        return getattr(self._tx, name)
+
+    def insert_memory(self, new, *, allow_runtime_source=False):
+        self._tx.insert_memory(new, allow_runtime_source=allow_runtime_source)
+        raise self._error
+
+
+def closed(store):
+    store.close()
+    return store
+
+
+@dataclass(frozen=True)
+class Case:
+    """One row of the rejection table: a request that breaks exactly one rule."""
+
+    reason: str
+    context: Optional[TurnContext]
+    proposal: Proposal
+    profile: str = ROBOT_PROFILE
+    wrap_store: object = None
+
+
+LONG_VALUE = 'z' * 257
+LONG_EVIDENCE = 'Ottoline Vexworth drinks zumbleberry tea' + ' and more' * 52
+
+CASES = {
+    # 1. invalid_tool_arguments
+    'blank-subject': Case(
+        'invalid_tool_arguments', FACT_CONTEXT, replace(FACT, subject=' \u3000 ')),
+    'empty-predicate': Case('invalid_tool_arguments', FACT_CONTEXT, replace(FACT, predicate='')),
+    'empty-value': Case('invalid_tool_arguments', FACT_CONTEXT, replace(FACT, value='')),
+    'blank-evidence': Case('invalid_tool_arguments', FACT_CONTEXT, replace(FACT, evidence='  ')),
+    'empty-kind': Case('invalid_tool_arguments', FACT_CONTEXT, replace(FACT, kind='')),
+    'missing-subject': Case('invalid_tool_arguments', FACT_CONTEXT, replace(FACT, subject=None)),
+    'value-not-text': Case('invalid_tool_arguments', FACT_CONTEXT, replace(FACT, value=42)),
+    'value-over-256': Case(
+        'invalid_tool_arguments',
+        context('Ottoline Vexworth drinks %s.' % LONG_VALUE),
+        replace(FACT, value=LONG_VALUE, evidence='Ottoline Vexworth drinks ' + LONG_VALUE)),
+    'evidence-over-500': Case(
+        'invalid_tool_arguments', context(LONG_EVIDENCE + '.'),
+        replace(FACT, evidence=LONG_EVIDENCE)),
+    'predicate-over-64': Case(
+        'invalid_tool_arguments', FACT_CONTEXT, replace(FACT, predicate='d' * 65)),
+    'blank-related-entity': Case(
+        'invalid_tool_arguments', RELATIONSHIP_CONTEXT,
+        replace(RELATIONSHIP, related_entity='   ')),
+    # 2. invalid_proposal
+    'unknown-kind': Case('invalid_proposal', FACT_CONTEXT, replace(FACT, kind='opinion')),
+    'observation-kind': Case(
+        'invalid_proposal', FACT_CONTEXT, replace(FACT, kind='observation')),
+    'predicate-not-token': Case(
+        'invalid_proposal', FACT_CONTEXT, replace(FACT, predicate='drinks daily')),
+    'predicate-starts-with-digit': Case(
+        'invalid_proposal', FACT_CONTEXT, replace(FACT, predicate='9drinks')),
+    'role-not-token': Case(
+        'invalid_proposal', RELATIONSHIP_CONTEXT, replace(RELATIONSHIP, related_role='cousin!')),
+    'control-in-value': Case(
+        'invalid_proposal', FACT_CONTEXT, replace(FACT, value='zumbleberry\ttea')),
+    'control-in-evidence': Case(
+        'invalid_proposal', FACT_CONTEXT,
+        replace(FACT, evidence='Ottoline Vexworth drinks\nzumbleberry tea')),
+    'control-in-subject': Case(
+        'invalid_proposal', FACT_CONTEXT, replace(FACT, subject='Ottoline\x00Vexworth')),
+    # 3. related_entity_invalid_for_kind
+    'fact-with-related-entity': Case(
+        'related_entity_invalid_for_kind', FACT_CONTEXT,
+        replace(FACT, related_entity='Quillon Brask')),
+    'preference-with-related-role': Case(
+        'related_entity_invalid_for_kind', FACT_CONTEXT,
+        replace(FACT, kind='preference', related_role='cousin')),
+    # 4. related_fields_incomplete
+    'relationship-without-role': Case(
+        'related_fields_incomplete', RELATIONSHIP_CONTEXT,
+        replace(RELATIONSHIP, related_role=None)),
+    'relationship-with-empty-entity': Case(
+        'related_fields_incomplete', RELATIONSHIP_CONTEXT,
+        replace(RELATIONSHIP, related_entity='')),
+    'relationship-without-both': Case(
+        'related_fields_incomplete', RELATIONSHIP_CONTEXT,
+        replace(RELATIONSHIP, related_entity=None, related_role=None)),
+    # 5. evidence_not_in_utterance
+    'evidence-not-said': Case(
+        'evidence_not_in_utterance', context('Ottoline Vexworth drinks plain water.'), FACT),
+    'evidence-inside-a-word': Case(
+        'evidence_not_in_utterance',
+        context('Ottoline Vexworth drinks zumbleberry teapots daily.'), FACT),
+    'no-turn': Case('evidence_not_in_utterance', None, FACT),
+    'empty-utterance': Case('evidence_not_in_utterance', context(''), FACT),
+    'control-in-utterance': Case(
+        'evidence_not_in_utterance',
+        context('Note this:\nOttoline Vexworth drinks zumbleberry tea.'), FACT),
+    'utterance-over-4000': Case(
+        'evidence_not_in_utterance',
+        context(FACT_CONTEXT.utterance + ' and so on' * 400), FACT),
+    'empty-episode-id': Case(
+        'evidence_not_in_utterance', replace(FACT_CONTEXT, episode_id=''), FACT),
+    'turn-id-over-64': Case(
+        'evidence_not_in_utterance', replace(FACT_CONTEXT, turn_id='t' * 65), FACT),
+    'turn-id-with-space': Case(
+        'evidence_not_in_utterance', replace(FACT_CONTEXT, turn_id='turn 42'), FACT),
+    # 6. subject_not_supported
+    'subject-alias-not-in-evidence': Case(
+        'subject_not_supported', FACT_CONTEXT, replace(FACT, subject='Ottie')),
+    'second-person-not-in-evidence': Case(
+        'subject_not_supported', FACT_CONTEXT, replace(FACT, subject='you')),
+    # 7. related_entity_not_supported
+    'related-alias-inside-a-word': Case(
+        'related_entity_not_supported', RELATIONSHIP_CONTEXT,
+        replace(RELATIONSHIP, related_entity='Quill', value='Quill')),
+    # 8. relationship_value_mismatch
+    'relationship-value-is-subject': Case(
+        'relationship_value_mismatch', RELATIONSHIP_CONTEXT,
+        replace(RELATIONSHIP, value='Ottoline Vexworth')),
+    # 9. value_not_supported
+    'value-not-in-evidence': Case(
+        'value_not_supported', FACT_CONTEXT, replace(FACT, value='oolong')),
+    'value-inside-a-word': Case(
+        'value_not_supported', FACT_CONTEXT, replace(FACT, value='berry tea')),
+    'value-said-outside-evidence': Case(
+        'value_not_supported', FACT_CONTEXT,
+        replace(FACT, value='every morning')),
+    # 10. subject_not_found / subject_ambiguous
+    'unknown-subject': Case(
+        'subject_not_found', context('Zebulon Pikeworth drinks zumbleberry tea.'),
+        replace(FACT, subject='Zebulon Pikeworth',
+                evidence='Zebulon Pikeworth drinks zumbleberry tea')),
+    'first-person-is-not-the-robot': Case(
+        'subject_not_found', context('My favourite drink is zumbleberry tea.'),
+        replace(FACT, subject='My', predicate='favourite_drink',
+                evidence='My favourite drink is zumbleberry tea')),
+    'second-person-without-profile': Case(
+        'subject_not_found', context('Your favourite drink is zumbleberry tea.'),
+        replace(FACT, subject='Your', predicate='favourite_drink',
+                evidence='Your favourite drink is zumbleberry tea'),
+        profile=''),
+    'second-person-profile-unknown': Case(
+        'subject_not_found', context('Your favourite drink is zumbleberry tea.'),
+        replace(FACT, subject='Your', predicate='favourite_drink',
+                evidence='Your favourite drink is zumbleberry tea'),
+        profile='Gyroplex Unit'),
+    'ambiguous-subject': Case(
+        'subject_ambiguous', context('Samwise drinks zumbleberry tea.'),
+        replace(FACT, subject='Samwise', evidence='Samwise drinks zumbleberry tea')),
+    'second-person-profile-ambiguous': Case(
+        'subject_ambiguous', context('Your favourite drink is zumbleberry tea.'),
+        replace(FACT, subject='Your', predicate='favourite_drink',
+                evidence='Your favourite drink is zumbleberry tea'),
+        profile='Samwise'),
+    # 11. related_entity_not_found / related_entity_ambiguous
+    'unknown-related-entity': Case(
+        'related_entity_not_found', context('Ottoline Vexworth is the cousin of Zebulon Pike.'),
+        replace(RELATIONSHIP, value='Zebulon Pike', related_entity='Zebulon Pike',
+                evidence='Ottoline Vexworth is the cousin of Zebulon Pike')),
+    'second-person-related-is-not-mapped': Case(
+        'related_entity_not_found', context('Ottoline Vexworth is a good friend of yours.'),
+        replace(RELATIONSHIP, predicate='friend_of', value='yours', related_entity='yours',
+                related_role='friend', evidence='Ottoline Vexworth is a good friend of yours')),
+    'second-person-you-related-is-not-mapped': Case(
+        'related_entity_not_found', context('Ottoline Vexworth is the cousin of you, Kestrel.'),
+        replace(RELATIONSHIP, value='you', related_entity='you',
+                evidence='Ottoline Vexworth is the cousin of you')),
+    'ambiguous-related-entity': Case(
+        'related_entity_ambiguous', context('Ottoline Vexworth is the cousin of Samwise.'),
+        replace(RELATIONSHIP, value='Samwise', related_entity='Samwise',
+                evidence='Ottoline Vexworth is the cousin of Samwise')),
+    # 13. conflict (the seed holds: Quillon Brask drinks black coffee)
+    'conflicting-value': Case(
+        'conflict', context('Quillon Brask drinks zumbleberry tea nowadays.'),
+        replace(FACT, subject='Quillon Brask', evidence='Quillon Brask drinks zumbleberry tea')),
+    'conflicting-value-across-kinds': Case(
+        'conflict', context('Quill drinks zumbleberry tea nowadays.'),
+        replace(FACT, kind='preference', subject='Quill',
+                evidence='Quill drinks zumbleberry tea')),
+    # 15. backend_failure
+    'write-fails': Case(
+        'backend_failure', FACT_CONTEXT, FACT, wrap_store=lambda store: FailingWriteStore()),
+    'store-closed': Case('backend_failure', FACT_CONTEXT, FACT, wrap_store=closed),
+    'insert-fails-after-checks': Case(
+        'backend_failure', FACT_CONTEXT, FACT,
+        wrap_store=lambda store: FailingInsertStore(store, BackendError('disk full'))),
+    'raw-sqlite-error': Case(
+        'backend_failure', FACT_CONTEXT, FACT,
+        wrap_store=lambda store: FailingInsertStore(
+            store, sqlite3.OperationalError('disk I/O error'))),
+}
+
+
+def run_case(store, case):
+    target = case.wrap_store(store) if case.wrap_store else store
+    return admit(target, case.context, case.proposal, case.profile)
+
+
+def srv_constants(prefix):
+    srv = pathlib.Path(__file__).resolve().parents[1] / 'srv' / 'Remember.srv'
+    return [line.split('=', 1)[1] for line in srv.read_text().splitlines()
+            if line.startswith('string ' + prefix)]
+
+
+def test_reasons_are_the_interface_tokens_in_the_spec_order():
+    assert REASONS == tuple(srv_constants('REASON_'))
+
+
+def test_the_table_reaches_every_reason():
+    assert {case.reason for case in CASES.values()} | {'invalid_proposal'} == set(REASONS)
+    assert len(REASONS) == 15
+
+
+@pytest.mark.parametrize('case', CASES.values(), ids=CASES.keys())
+def test_rejection_has_its_one_reason_and_writes_nothing(db_path, store, seed, case):
+    before = counts(db_path)
+
+    result = run_case(store, case)
+
+    assert (result.status, result.outcome, result.reason) == ('rejected', '', case.reason)
+    assert result.memory_id is None
+    assert 0 < len(result.error) <= ERROR_MAX_LENGTH
+    assert counts(db_path) == before
+
+
+def test_backend_failure_helper_matches_a_failed_admission(store, seed):
+    assert backend_failure() == run_case(store, CASES['store-closed'])
+
+
+def test_conflict_names_only_the_existing_memory(store, seed):
+    result = run_case(store, CASES['conflicting-value'])
+
+    assert result.conflicting_memory_ids == (seed.quillon_drinks,)
+    assert store.get_memory(seed.quillon_drinks)[0].value == 'black coffee'
+
+
+def test_conflict_lists_at_most_eight_ids_ascending(store, seed):
+    extra = [store.add_memory(NewMemory(
+        'preference', 'Quillon drinks brew %d.' % n, links=((seed.quillon, 'subject'),),
+        predicate='drinks', value='brew %d' % n)).id for n in range(9)]
+
+    result = run_case(store, CASES['conflicting-value'])
+
+    assert result.conflicting_memory_ids == tuple([seed.quillon_drinks] + extra[:7])
+
+
+def input_strings(case):
+    texts = [getattr(case.proposal, field.name) for field in fields(Proposal)
+             if field.name != 'kind']
+    if case.context is not None:
+        texts.extend(getattr(case.context, field.name) for field in fields(TurnContext))
+    texts.append(case.profile)
+    return [text.casefold() for text in texts if isinstance(text, str) and len(text) >= 3]
+
+
+def response_strings(result):
+    strings = [str(getattr(result, field.name)) for field in fields(AdmissionResult)]
+    return [text.casefold() for text in strings]
+
+
+CREATED_CASE = Case('', FACT_CONTEXT, FACT)
+DUPLICATE_CASE = Case('', RELATIONSHIP_CONTEXT, RELATIONSHIP)
+
+
+@pytest.mark.parametrize('case', list(CASES.values()) + [CREATED_CASE, DUPLICATE_CASE],
+                         ids=list(CASES.keys()) + ['created', 'duplicate'])
+def test_no_response_field_echoes_any_input(store, seed, case):
+    if case is DUPLICATE_CASE:
+        run_case(store, case)
+
+    result = run_case(store, case)
+
+    for text in input_strings(case):
+        for field_text in response_strings(result):
+            assert text not in field_text
+
+
+def test_created_memory_keeps_the_operator_wording(store, seed):
+    turn = TurnContext(
+        'ep-7731', 'turn-0042',
+        'Note this:   OTTOLINE \u3000vexworth drinks Zumbleberry  TEA every morning.')
+
+    result = admit(store, turn, FACT, ROBOT_PROFILE)
+
+    assert (result.status, result.outcome, result.reason, result.error) == (
+        'applied', 'created', '', '')
+    memory, payloads = store.get_memory(result.memory_id)
+    assert memory.summary == 'OTTOLINE vexworth drinks Zumbleberry TEA'
+    assert [(payload.storage, payload.media_type, payload.text) for payload in payloads] == [
+        ('inline', 'text/plain', memory.summary)]
+    assert (memory.kind, memory.predicate, memory.value) == ('fact', 'drinks', 'Zumbleberry TEA')
+    assert (memory.source_kind, memory.source_label) == (
+        'operator_statement', 'episode ep-7731 turn turn-0042')
+    assert (memory.status, memory.confidence, memory.created_at) == ('active', None, CREATED_AT)
+    assert [(link.entity_id, link.role) for link in memory.links] == [(seed.ottoline, 'subject')]
+
+
+def test_created_writes_exactly_one_memory_link_and_payload(db_path, store, seed):
+    before = counts(db_path)
+
+    admit(store, FACT_CONTEXT, FACT, ROBOT_PROFILE)
+
+    after = counts(db_path)
+    assert {key: after[key] - before[key] for key in after} == {
+        'entities': 0, 'aliases': 0, 'memories': 1, 'active_memories': 1, 'links': 1,
+        'payloads': 1}
+
+
+@pytest.mark.parametrize('utterance,proposal', [
+    ('ＯＴＴＯＬＩＮＥ ＶＥＸＷＯＲＴＨ ｄｒｉｎｋｓ ｚｕｍｂｌｅｂｅｒｒｙ ｔｅａ.', FACT),
+    (FACT_CONTEXT.utterance, replace(
+        FACT, subject='ｏｔｔｏｌｉｎｅ  ｖｅｘｗｏｒｔｈ', value='ＺＵＭＢＬＥＢＥＲＲＹ\u3000ＴＥＡ',
+        evidence='  ottoline VEXWORTH   drinks zumbleberry TEA ')),
+    ('Note: ottie drinks zumbleberry tea.', replace(
+        FACT, subject='OTTIE', evidence='Ottie Drinks Zumbleberry Tea')),
+], ids=['fullwidth-utterance', 'variant-fields', 'alias-case'])
+def test_normalized_variants_are_admitted(store, seed, utterance, proposal):
+    result = admit(store, context(utterance), proposal, ROBOT_PROFILE)
+
+    assert (result.status, result.outcome) == ('applied', 'created')
+    memory = store.get_memory(result.memory_id)[0]
+    assert [link.entity_id for link in memory.links] == [seed.ottoline]
+
+
+def test_fullwidth_utterance_is_stored_in_nfkc_display_form(store, seed):
+    turn = context('ＯＴＴＯＬＩＮＥ ＶＥＸＷＯＲＴＨ ｄｒｉｎｋｓ ｚｕｍｂｌｅｂｅｒｒｙ ｔｅａ.')
+
+    result = admit(store, turn, FACT, ROBOT_PROFILE)
+
+    assert store.get_memory(result.memory_id)[0].summary == (
+        'OTTOLINE VEXWORTH drinks zumbleberry tea')
+
+
+def test_fact_then_preference_with_the_same_value_is_a_duplicate(db_path, store, seed):
+    first = admit(store, FACT_CONTEXT, FACT, ROBOT_PROFILE)
+    before = counts(db_path)
+
+    second = admit(store, context(FACT_CONTEXT.utterance), replace(FACT, kind='preference'),
+                   ROBOT_PROFILE)
+
+    assert (second.status, second.outcome, second.memory_id) == (
+        'applied', 'duplicate', first.memory_id)
+    assert (second.reason, second.error) == ('', '')
+    assert counts(db_path) == before
+
+
+def test_duplicate_compares_normalized_values(store, seed):
+    first = admit(store, FACT_CONTEXT, FACT, ROBOT_PROFILE)
+
+    second = admit(
+        store, context('ottie drinks ZUMBLEBERRY   TEA.'),
+        replace(FACT, subject='Ottie', value='zumbleberry tea', evidence='ottie drinks '
+                'zumbleberry tea'), ROBOT_PROFILE)
+
+    assert (second.outcome, second.memory_id) == ('duplicate', first.memory_id)
+
+
+def test_duplicate_requires_the_same_direct_links(store, seed):
+    other = store.add_memory(NewMemory(
+        'fact', 'Ottoline drinks zumbleberry tea with Quillon.',
+        links=((seed.ottoline, 'subject'), (seed.quillon, 'companion')),
+        predicate='drinks', value='zumbleberry tea'))
+
+    result = admit(store, FACT_CONTEXT, FACT, ROBOT_PROFILE)
+
+    assert result.outcome == 'created'
+    assert result.memory_id != other.id
+
+
+def test_retried_request_is_idempotent(db_path, store, seed):
+    first = admit(store, FACT_CONTEXT, FACT, ROBOT_PROFILE)
+    after_first = counts(db_path)
+
+    retry = admit(store, FACT_CONTEXT, FACT, ROBOT_PROFILE)
+
+    assert (first.outcome, retry.outcome) == ('created', 'duplicate')
+    assert retry.memory_id == first.memory_id
+    assert counts(db_path) == after_first
+
+
+def test_second_different_proposal_in_one_turn_is_rejected(db_path, store, seed):
+    turn = context('Ottoline Vexworth drinks zumbleberry tea and reads sea charts.')
+    admit(store, turn, FACT, ROBOT_PROFILE)
+    before = counts(db_path)
+
+    second = admit(store, turn, replace(
+        FACT, predicate='reads', value='sea charts',
+        evidence='Ottoline Vexworth drinks zumbleberry tea and reads sea charts'), ROBOT_PROFILE)
+
+    assert (second.status, second.reason) == ('rejected', 'invalid_proposal')
+    assert second.error == TURN_ALREADY_WROTE_ERROR
+    assert counts(db_path) == before
+
+
+def test_the_next_turn_may_write_again(store, seed):
+    admit(store, FACT_CONTEXT, FACT, ROBOT_PROFILE)
+
+    result = admit(store, RELATIONSHIP_CONTEXT, RELATIONSHIP, ROBOT_PROFILE)
+
+    assert result.outcome == 'created'
+
+
+@pytest.mark.parametrize('utterance,subject,evidence', [
+    ('I think you like quiet rooms.', 'you', 'you like quiet rooms'),
+    ('Your favourite place is quiet rooms.', 'Your', 'Your favourite place is quiet rooms'),
+    ('The quiet rooms are yours.', 'YOURS', 'The quiet rooms are yours'),
+    ('You told yourself: quiet rooms.', 'yourself', 'yourself: quiet rooms'),
+], ids=['you', 'your', 'yours', 'yourself'])
+def test_second_person_subject_denotes_the_robot(store, seed, utterance, subject, evidence):
+    proposal = replace(FACT, subject=subject, predicate='likes', value='quiet rooms',
+                       evidence=evidence)
+
+    result = admit(store, context(utterance), proposal, ROBOT_PROFILE)
+
+    assert result.outcome == 'created'
+    memory = store.get_memory(result.memory_id)[0]
+    assert [(link.entity_id, link.role) for link in memory.links] == [(seed.robot, 'subject')]
+    assert memory.summary == evidence
+
+
+def test_robot_profile_is_resolved_at_admission_time(store, seed):
+    turn = context('Your favourite drink is zumbleberry tea.')
+    proposal = replace(FACT, subject='Your', predicate='favourite_drink',
+                       evidence='Your favourite drink is zumbleberry tea')
+    refused = admit(store, turn, proposal, 'Gyroplex Unit')
+    store.add_alias(seed.robot, 'Gyroplex Unit')
+
+    accepted = admit(store, turn, proposal, 'Gyroplex Unit')
+
+    assert refused.reason == 'subject_not_found'
+    assert accepted.outcome == 'created'
+    links = store.get_memory(accepted.memory_id)[0].links
+    assert [link.entity_id for link in links] == [seed.robot]
+
+
+@pytest.mark.parametrize('utterance,subject', [
+    ('I drink zumbleberry tea.', 'I'),
+    ('Tell me: me drinks zumbleberry tea.', 'me'),
+    ('My drink is zumbleberry tea.', 'My'),
+    ('The zumbleberry tea is mine.', 'mine'),
+    ('Myself, I drink zumbleberry tea.', 'myself'),
+], ids=['I', 'me', 'my', 'mine', 'myself'])
+def test_first_person_never_denotes_the_robot(store, seed, utterance, subject):
+    proposal = replace(FACT, subject=subject, evidence=utterance.rstrip('.'))
+
+    result = admit(store, context(utterance), proposal, ROBOT_PROFILE)
+
+    assert result.reason == 'subject_not_found'
+
+
+def test_first_person_resolves_literally_like_any_name(store, seed):
+    me = store.add_entity('person', 'Me')
+    proposal = replace(FACT, subject='me', evidence='me drinks zumbleberry tea')
+
+    result = admit(store, context('Tell me: me drinks zumbleberry tea.'), proposal,
+                   ROBOT_PROFILE)
+
+    links = store.get_memory(result.memory_id)[0].links
+    assert [link.entity_id for link in links] == [me.id]
+
+
+def test_predicate_case_folds_into_one_slot(store, seed):
+    first = admit(store, FACT_CONTEXT, replace(FACT, predicate='Drinks'), ROBOT_PROFILE)
+
+    same = admit(store, context(FACT_CONTEXT.utterance), replace(FACT, predicate='DRINKS'),
+                 ROBOT_PROFILE)
+    different = admit(
+        store, context('Ottoline Vexworth drinks oolong.', 'turn-0051'),
+        replace(FACT, predicate='ｄｒｉｎｋｓ', value='oolong',
+                evidence='Ottoline Vexworth drinks oolong'), ROBOT_PROFILE)
+
+    assert store.get_memory(first.memory_id)[0].predicate == 'drinks'
+    assert (same.outcome, same.memory_id) == ('duplicate', first.memory_id)
+    assert (different.reason, different.conflicting_memory_ids) == (
+        'conflict', (first.memory_id,))
+
+
+def test_relationship_predicate_and_role_are_case_folded(store, seed):
+    result = admit(store, RELATIONSHIP_CONTEXT, replace(
+        RELATIONSHIP, predicate='Cousin_Of', related_role='Cousin'), ROBOT_PROFILE)
+
+    memory = store.get_memory(result.memory_id)[0]
+    assert memory.predicate == 'cousin_of'
+    assert [(link.entity_id, link.role) for link in memory.links] == [
+        (seed.ottoline, 'subject'), (seed.quillon, 'cousin')]
+    assert (memory.kind, memory.value) == ('relationship', 'Quillon Brask')
+
+
+def test_relationship_duplicate_is_matched_by_value_and_links(store, seed):
+    first = admit(store, RELATIONSHIP_CONTEXT, RELATIONSHIP, ROBOT_PROFILE)
+
+    again = admit(
+        store, context('ottie is the cousin of quill and of Quillon Brask.'),
+        replace(RELATIONSHIP, subject='Ottie', related_role='COUSIN',
+                evidence='ottie is the cousin of quill and of Quillon Brask'), ROBOT_PROFILE)
+
+    assert (again.outcome, again.memory_id) == ('duplicate', first.memory_id)
+
+
+def test_relationships_never_conflict(store, seed):
+    admit(store, RELATIONSHIP_CONTEXT, RELATIONSHIP, ROBOT_PROFILE)
+    proposal = replace(RELATIONSHIP, value='Sam Northby', related_entity='Sam Northby',
+                       evidence='Ottoline Vexworth is the cousin of Sam Northby')
+
+    second = admit(store, context('Ottoline Vexworth is the cousin of Sam Northby.'), proposal,
+                   ROBOT_PROFILE)
+
+    assert second.outcome == 'created'
+    links = store.get_memory(second.memory_id)[0].links
+    assert [(link.entity_id, link.role) for link in links] == [
+        (seed.ottoline, 'subject'), (seed.samwise_north, 'cousin')]
+
+
+def test_admission_never_touches_existing_memories(store, seed):
+    before = store.get_memory(seed.quillon_drinks)
+    for case in CASES.values():
+        if case.wrap_store is None:
+            run_case(store, case)
+    admit(store, FACT_CONTEXT, FACT, ROBOT_PROFILE)
+
+    assert store.get_memory(seed.quillon_drinks) == before
