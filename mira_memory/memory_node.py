@@ -27,7 +27,6 @@ services always exist so `memory persistent` can say that it is disabled.
 Every callback answers through its response: no exception leaves one.
 """
 
-import contextlib
 import sys
 
 from mira_memory import responses
@@ -38,6 +37,7 @@ from mira_memory.srv import AdminFind, AdminList, AdminShow, AdminStatus
 from mira_memory.srv import RecallMemory, Remember
 from rcl_interfaces.msg import ParameterDescriptor, ParameterType, SetParametersResult
 import rclpy
+from rclpy.exceptions import ParameterException
 from rclpy.executors import ExternalShutdownException
 from rclpy.node import Node
 
@@ -57,7 +57,11 @@ class MemoryNode(Node):
         super().__init__('memory', **kwargs)
         self._store = None
         self._reader = None
-        self._declare_parameters()
+        try:
+            self._declare_parameters()
+        except ParameterException as error:
+            # A wrongly typed override: one clear line instead of a traceback.
+            raise StartupError(f'invalid parameter: {error}') from None
         self.settings = self._resolve_settings()
         if self.settings.enabled:
             self._open_store(self.settings.database_path)
@@ -111,7 +115,7 @@ class MemoryNode(Node):
 
     @property
     def robot_profile(self):
-        """The current robot profile name."""
+        """Return the current robot profile name."""
         return self.get_parameter('robot_profile').value
 
     @staticmethod
@@ -167,14 +171,14 @@ class MemoryNode(Node):
         return responses.fill_recall(response, result)
 
     def _on_remember(self, request, response):
-        context = admission.TurnContext(
-            episode_id=request.episode_id, turn_id=request.turn_id,
-            utterance=request.utterance)
-        proposal = admission.Proposal(
-            kind=request.kind, subject=request.subject, predicate=request.predicate,
-            value=request.value, related_entity=request.related_entity or None,
-            related_role=request.related_role or None, evidence=request.evidence)
         try:
+            context = admission.TurnContext(
+                episode_id=request.episode_id, turn_id=request.turn_id,
+                utterance=request.utterance)
+            proposal = admission.Proposal(
+                kind=request.kind, subject=request.subject, predicate=request.predicate,
+                value=request.value, related_entity=request.related_entity or None,
+                related_role=request.related_role or None, evidence=request.evidence)
             result = admission.admit(self._store, context, proposal, self.robot_profile)
         except Exception:  # admit() never raises by contract; this guards the contract
             self.get_logger().error('remember failed unexpectedly', throttle_duration_sec=1.0)

@@ -63,26 +63,76 @@ def ros():
     client.close()
 
 
-@pytest.fixture
-def memory_node(tmp_path):
-    """Start real memory node processes; stop them (SIGINT) after the test."""
+def _start_memory_node(started, directory, parameters=None, *, namespace=None,
+                       wait_service='admin/status', ros=None, cwd=None):
     from rosutil import NodeProcess, unique_namespace
-    started = []
+    namespace = namespace or unique_namespace()
+    process = NodeProcess('memory_node', namespace=namespace, parameters=parameters,
+                          directory=directory, cwd=cwd)
+    process.namespace = namespace
+    process.prefix = f'{namespace}/memory'
+    started.append(process)
+    if ros is not None and wait_service:
+        from mira_memory import srv
+        service_type = {
+            'admin/status': srv.AdminStatus, 'admin/entity_add': srv.AdminEntityAdd,
+            'admin/entity_find': srv.AdminEntityFind, 'admin/alias_add': srv.AdminAliasAdd,
+            'admin/find': srv.AdminFind, 'admin/add': srv.AdminAdd,
+            'admin/show': srv.AdminShow, 'admin/list': srv.AdminList,
+            'recall_memory': srv.RecallMemory, 'remember': srv.Remember,
+        }[wait_service]
+        if not ros.wait_for_service(service_type, f'{process.prefix}/{wait_service}'):
+            raise AssertionError(f'memory node did not come up:\n{process.output()}')
+    return process
 
-    def start(parameters=None, *, namespace=None, wait_service='admin/status', ros=None):
-        namespace = namespace or unique_namespace()
-        process = NodeProcess('memory_node', namespace=namespace, parameters=parameters,
-                              directory=tmp_path)
-        process.namespace = namespace
-        process.prefix = f'{namespace}/memory'
-        started.append(process)
-        if ros is not None and wait_service:
-            from mira_memory.srv import AdminStatus
-            if not ros.wait_for_service(AdminStatus, f'{process.prefix}/{wait_service}'):
-                raise AssertionError(f'memory node did not come up:\n{process.output()}')
-        return process
 
-    yield start
+def _stop_all(started):
     for process in started:
         if process.process.poll() is None:
             process.stop()
+
+
+@pytest.fixture
+def memory_node(tmp_path):
+    """Start real memory node processes; stop them (SIGINT) after the test."""
+    started = []
+
+    def start(parameters=None, *, namespace=None, wait_service='admin/status', ros=None,
+              cwd=None):
+        return _start_memory_node(started, tmp_path, parameters, namespace=namespace,
+                                  wait_service=wait_service, ros=ros, cwd=cwd)
+
+    yield start
+    _stop_all(started)
+
+
+@pytest.fixture(scope='module')
+def module_memory_node(tmp_path_factory):
+    """Like memory_node, for processes that a whole test module shares."""
+    directory = tmp_path_factory.mktemp('memory_node')
+    started = []
+
+    def start(parameters=None, *, namespace=None, wait_service='admin/status', ros=None,
+              cwd=None):
+        return _start_memory_node(started, directory, parameters, namespace=namespace,
+                                  wait_service=wait_service, ros=ros, cwd=cwd)
+
+    start.directory = directory
+    yield start
+    _stop_all(started)
+
+
+@pytest.fixture(scope='module')
+def shared_memory_node(ros, module_memory_node):
+    """
+    One enabled memory node for a whole test module, on its own database.
+
+    Tests that share it must not depend on what the others wrote: they use
+    names of their own and compare counts before and after.
+    """
+    database_path = module_memory_node.directory / 'shared' / 'memory.sqlite3'
+    process = module_memory_node(
+        {'enabled': True, 'database_path': str(database_path), 'robot_profile': 'Mira'},
+        ros=ros)
+    process.database_path = database_path
+    return process

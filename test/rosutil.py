@@ -63,7 +63,7 @@ class NodeProcess:
     """One installed executable running as a real process."""
 
     def __init__(self, name, *, namespace, parameters=None, node_name=None,
-                 directory=None, extra_args=(), remaps=()):
+                 directory=None, extra_args=(), remaps=(), cwd=None):
         directory = directory or tempfile.mkdtemp(prefix='mira_test_')
         self.log_path = pathlib.Path(directory) / f'{name}_{next(_namespace_counter)}.log'
         command = [executable(name), *extra_args, '--ros-args', '-r', f'__ns:={namespace}']
@@ -77,11 +77,12 @@ class NodeProcess:
         self._log = open(self.log_path, 'w')
         self.process = subprocess.Popen(
             command, stdout=self._log, stderr=subprocess.STDOUT, text=True,
-            start_new_session=True)
+            start_new_session=True, cwd=cwd)
 
     def output(self):
         """Return everything the process printed so far."""
-        self._log.flush()
+        if not self._log.closed:
+            self._log.flush()
         return self.log_path.read_text()
 
     def wait(self, timeout=20.0):
