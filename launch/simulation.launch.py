@@ -1,0 +1,68 @@
+# Copyright 2026 mira_memory developers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+The simulation: memory node, operator source, cognition, perception, attention.
+
+    ros2 launch mira_memory simulation.launch.py
+    ros2 launch mira_memory simulation.launch.py database_path:=/tmp/mira.sqlite3
+
+The nodes, their names and parameters come from mira_memory.simulation, the
+same description the demo and the CI tests start as processes. By default
+the database is a new file in a fresh temporary directory, so every launch
+starts empty; pass database_path to keep memory across launches.
+"""
+
+import os
+import tempfile
+
+from launch import LaunchDescription
+from launch.actions import DeclareLaunchArgument, OpaqueFunction
+from launch.substitutions import LaunchConfiguration
+from mira_memory import simulation
+
+
+def _nodes(context):
+    specs = simulation.simulation_nodes(
+        database_path=os.path.abspath(
+            os.path.expanduser(LaunchConfiguration('database_path').perform(context))),
+        scenario_file=LaunchConfiguration('scenario_file').perform(context),
+        robot_profile=LaunchConfiguration('robot_profile').perform(context),
+        namespace=LaunchConfiguration('namespace').perform(context))
+    return [simulation.launch_node(spec, output='screen') for spec in specs]
+
+
+def generate_launch_description():
+    # A fresh directory per launch: the default database never holds a previous run.
+    temporary_database = os.path.join(
+        tempfile.mkdtemp(prefix='mira_simulation_'), 'memory.sqlite3')
+    return LaunchDescription([
+        DeclareLaunchArgument(
+            'robot_profile', default_value=simulation.DEFAULT_ROBOT_PROFILE,
+            description='Robot profile name: the entity that you/your/yours/yourself '
+                        'denote in remember (the scenario seeds it).'),
+        DeclareLaunchArgument(
+            'database_path', default_value=temporary_database,
+            description='SQLite file of the memory node. Default: a new file in a fresh '
+                        'temporary directory (empty on every launch).'),
+        DeclareLaunchArgument(
+            'scenario_file', default_value=simulation.default_scenario_file(),
+            description='Scenario TOML file: seed, operator turns, scripted model, '
+                        'observations and attention triggers.'),
+        DeclareLaunchArgument(
+            'namespace', default_value=simulation.DEFAULT_NAMESPACE,
+            description='Namespace of every simulation node (memory node at '
+                        '<namespace>/memory).'),
+        OpaqueFunction(function=_nodes),
+    ])

@@ -1,0 +1,139 @@
+# Copyright 2026 mira_memory developers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+The simulation's attention node: autonomous episodes, recall only.
+
+Node `attention`. It subscribes to perception/observations; every observation
+that matches one of the scenario's attention triggers starts one autonomous
+episode (id "<trigger>-<observation>"), run through the same cognition
+library as operator turns, one at a time in arrival order. The trigger's
+scripted calls are the model's.
+
+It has a recall_memory client and nothing else: no remember client is
+created, so remember is unreachable from here by construction (the library
+refuses it in autonomous episodes anyway, without any service call). Its
+tool results go to cognition/tool_results with episode_kind autonomous,
+followed by an end-of-episode marker (outcome episode_complete).
+"""
+
+import sys
+
+from mira_memory import scenario as scenario_file
+from mira_memory.cognition import (
+    DEFAULT_CALL_TIMEOUT_SEC, EpisodeRunner, HISTORY_PUBLISHER_QOS, HISTORY_SUBSCRIBER_QOS,
+    MemoryTools, OBSERVATIONS_TOPIC, SerialQueue, tool_result, TOOL_RESULTS_TOPIC)
+from mira_memory.core.episodes import AutonomousEpisode
+from mira_memory.msg import Observation, ToolResult
+from rcl_interfaces.msg import ParameterDescriptor, ParameterType
+import rclpy
+from rclpy.callback_groups import ReentrantCallbackGroup
+from rclpy.executors import ExternalShutdownException
+from rclpy.node import Node
+
+
+class StartupError(RuntimeError):
+    """The node cannot run: bad parameters or an unreadable scenario."""
+
+
+class AttentionNode(Node):
+    """Turns matching observations into autonomous, recall-only episodes."""
+
+    def __init__(self, **kwargs):
+        super().__init__('attention', **kwargs)
+        descriptor = {'read_only': True}
+        self.declare_parameter('scenario_file', '', ParameterDescriptor(
+            type=ParameterType.PARAMETER_STRING, **descriptor,
+            description='Scenario TOML file: the attention triggers and their tool calls.'))
+        self.declare_parameter('memory_node', 'memory', ParameterDescriptor(
+            type=ParameterType.PARAMETER_STRING, **descriptor,
+            description='Memory node whose recall_memory service is called; relative '
+                        "names resolve in this node's namespace."))
+        self.declare_parameter('call_timeout_sec', DEFAULT_CALL_TIMEOUT_SEC, ParameterDescriptor(
+            type=ParameterType.PARAMETER_DOUBLE, **descriptor,
+            description='Deadline of one recall call, including waiting for the service.'))
+        path = self.get_parameter('scenario_file').value
+        if not path:
+            raise StartupError('parameter scenario_file is required')
+        try:
+            self.scenario = scenario_file.load(path)
+            # with_remember=False: autonomous activity never gets a remember client.
+            self.memory_tools = MemoryTools(
+                self, self.get_parameter('memory_node').value, with_remember=False,
+                call_timeout_sec=self.get_parameter('call_timeout_sec').value,
+                callback_group=ReentrantCallbackGroup())
+        except ValueError as error:
+            raise StartupError(str(error)) from None
+        self._results = self.create_publisher(
+            ToolResult, TOOL_RESULTS_TOPIC, HISTORY_PUBLISHER_QOS)
+        self._runner = EpisodeRunner(self, self.memory_tools, self._results)
+        self._episodes = SerialQueue(self, self._run_episode, self._episode_failed)
+        # Observations published before this node started are still attended to.
+        self.create_subscription(
+            Observation, OBSERVATIONS_TOPIC, self._on_observation, HISTORY_SUBSCRIBER_QOS)
+        self.get_logger().info(
+            f'attention ready: {len(self.scenario.triggers)} trigger(s), recall only')
+
+    def _on_observation(self, observation):
+        for trigger in self.scenario.triggers_for(observation.label, observation.entity_name):
+            if not self._episodes.put((trigger, observation)):
+                self.get_logger().error('episode queue full; observation dropped')
+
+    async def _run_episode(self, item):
+        trigger, observation = item
+        episode = AutonomousEpisode(
+            scenario_file.autonomous_episode_id(trigger.id, observation.observation_id),
+            trigger=observation.text)
+        await self._runner.run(episode, trigger.calls)
+        self._publish_end(episode, f'trigger {trigger.id}, observation '
+                                   f'{observation.observation_id}: {observation.text}')
+
+    def _episode_failed(self, item, error):
+        trigger, observation = item
+        self.get_logger().error(
+            f'autonomous episode of trigger {trigger.id} failed: {error!r}')
+        episode = AutonomousEpisode(
+            scenario_file.autonomous_episode_id(trigger.id, observation.observation_id),
+            trigger=observation.text)
+        self._publish_end(episode, 'failed', reason='internal_error')
+
+    def _publish_end(self, episode, text, reason=''):
+        message = tool_result(episode)
+        message.outcome = ToolResult.OUTCOME_EPISODE_COMPLETE
+        message.reason = reason
+        message.text = text
+        self._results.publish(message)
+
+
+def main(args=None):
+    """Run the attention node until SIGINT/SIGTERM; exit non-zero if it cannot start."""
+    rclpy.init(args=args)
+    node = None
+    try:
+        node = AttentionNode()
+        rclpy.spin(node)
+    except StartupError as error:
+        rclpy.logging.get_logger('attention').error(str(error))
+        return 1
+    except (KeyboardInterrupt, ExternalShutdownException):
+        pass
+    finally:
+        if node is not None:
+            node.destroy_node()
+        rclpy.try_shutdown()
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())

@@ -1,0 +1,237 @@
+# Copyright 2026 mira_memory developers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+The simulation's operator: a supervised seed, then scripted utterances.
+
+Node `operator_source`. It runs the scenario once:
+
+1. Seed: the entities and aliases that must exist before the conversation,
+   through the memory node's admin services (entity administration is a
+   supervised operation; conversation cannot create entities). Idempotent: an
+   entity whose name already resolves to exactly one entity is not created
+   again, and only its missing aliases are added, so a second run on a
+   persistent database creates no duplicates.
+2. Waits until the cognition node subscribes to operator/utterance.
+3. Publishes each scripted turn (episode_id, turn_id, text) and waits for
+   cognition's end-of-turn marker for it, with a deadline, before the next.
+
+Then it exits 0 (exit_when_done, the default: the operator's script is over;
+the other nodes keep running), or keeps spinning when exit_when_done is
+false. Any failure (memory node or cognition missing, a seed error, a turn
+without a marker before its deadline) exits 1.
+"""
+
+import sys
+import time
+
+from mira_memory import scenario as scenario_file
+from mira_memory.cognition import (
+    HISTORY_PUBLISHER_QOS, HISTORY_SUBSCRIBER_QOS, TOOL_RESULTS_TOPIC, UTTERANCE_TOPIC)
+from mira_memory.msg import OperatorUtterance, ToolResult
+from mira_memory.srv import AdminAliasAdd, AdminEntityAdd, AdminEntityFind
+from rcl_interfaces.msg import ParameterDescriptor, ParameterType
+import rclpy
+from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
+from rclpy.node import Node
+
+SPIN_STEP_SEC = 0.05
+
+
+class ScenarioFailed(RuntimeError):
+    """The scenario could not be run to its end."""
+
+
+class OperatorSource(Node):
+    """Seeds the memory node, then plays the scenario's operator turns."""
+
+    def __init__(self, **kwargs):
+        super().__init__('operator_source', **kwargs)
+
+        def declare(name, default, kind, description):
+            self.declare_parameter(name, default, ParameterDescriptor(
+                type=kind, read_only=True, description=description))
+
+        declare('scenario_file', '', ParameterType.PARAMETER_STRING,
+                'Scenario TOML file: the seed and the operator turns.')
+        declare('memory_node', 'memory', ParameterType.PARAMETER_STRING,
+                'Memory node whose admin services perform the seed; relative names '
+                "resolve in this node's namespace.")
+        declare('cognition_node', 'cognition', ParameterType.PARAMETER_STRING,
+                'Cognition node to wait for before the first utterance; relative names '
+                "resolve in this node's namespace.")
+        declare('call_timeout_sec', 10.0, ParameterType.PARAMETER_DOUBLE,
+                'Deadline of one admin call, including waiting for the memory node.')
+        declare('start_timeout_sec', 30.0, ParameterType.PARAMETER_DOUBLE,
+                'How long to wait for the cognition node to subscribe.')
+        declare('turn_timeout_sec', 30.0, ParameterType.PARAMETER_DOUBLE,
+                "How long to wait for a turn's end-of-turn marker.")
+        declare('exit_when_done', True, ParameterType.PARAMETER_BOOL,
+                'Exit (code 0) after the last turn; false keeps the node spinning.')
+        self.settings = {name: self.get_parameter(name).value for name in (
+            'scenario_file', 'memory_node', 'cognition_node', 'call_timeout_sec',
+            'start_timeout_sec', 'turn_timeout_sec', 'exit_when_done')}
+        self.completed = False
+        if not self.settings['scenario_file']:
+            raise ScenarioFailed('parameter scenario_file is required')
+        try:
+            self.scenario = scenario_file.load(self.settings['scenario_file'])
+        except scenario_file.ScenarioError as error:
+            raise ScenarioFailed(str(error)) from None
+        memory = self.settings['memory_node'].rstrip('/')
+        self._entity_find = self.create_client(AdminEntityFind, f'{memory}/admin/entity_find')
+        self._entity_add = self.create_client(AdminEntityAdd, f'{memory}/admin/entity_add')
+        self._alias_add = self.create_client(AdminAliasAdd, f'{memory}/admin/alias_add')
+        self._utterances = self.create_publisher(
+            OperatorUtterance, UTTERANCE_TOPIC, HISTORY_PUBLISHER_QOS)
+        self._finished_turns = set()
+        self.create_subscription(
+            ToolResult, TOOL_RESULTS_TOPIC, self._on_tool_result, HISTORY_SUBSCRIBER_QOS)
+
+    def _on_tool_result(self, message):
+        if (message.episode_kind == ToolResult.EPISODE_OPERATOR and
+                message.outcome == ToolResult.OUTCOME_TURN_COMPLETE):
+            self._finished_turns.add((message.episode_id, message.turn_id))
+
+    # Running the scenario (outside any callback, driving the executor) ----------
+
+    def run(self, executor):
+        """Seed, wait for cognition, play every turn; raise ScenarioFailed on failure."""
+        self._executor = executor
+        self.seed()
+        self.wait_for_cognition()
+        for episode in self.scenario.episodes:
+            for turn in episode.turns:
+                self.play(episode.id, turn)
+        self.completed = True
+        self.get_logger().info('scenario complete')
+
+    def seed(self):
+        """Make every seed entity and alias exist exactly once."""
+        for entity in self.scenario.seed:
+            matches = self._call(self._entity_find, AdminEntityFind.Request(name=entity.name))
+            if len(matches.entities) > 1:
+                raise ScenarioFailed(
+                    f'seed: {entity.name!r} resolves to {len(matches.entities)} entities')
+            if matches.entities:
+                record = matches.entities[0]
+                self.get_logger().info(
+                    f'seed: {entity.name!r} already exists as {record.id}; not created')
+            else:
+                record = self._call(self._entity_add, AdminEntityAdd.Request(
+                    entity_type=entity.entity_type, canonical_name=entity.name)).entity
+                self.get_logger().info(
+                    f'seed: created {record.id} {entity.entity_type} {entity.name!r}')
+            for alias in entity.aliases:
+                found = self._call(self._entity_find, AdminEntityFind.Request(name=alias))
+                if any(match.id == record.id for match in found.entities):
+                    continue
+                self._call(self._alias_add, AdminAliasAdd.Request(
+                    entity_id=record.id, alias=alias))
+                self.get_logger().info(f'seed: alias {alias!r} added to {record.id}')
+
+    def wait_for_cognition(self):
+        """Wait until the cognition node's utterance subscription is matched."""
+        namespace, name = _split_node_name(
+            self.settings['cognition_node'], self.get_namespace())
+        topic = self._utterances.topic_name
+
+        def subscribed():
+            subscribers = self.get_subscriptions_info_by_topic(topic)
+            present = any(
+                info.node_name == name and info.node_namespace == namespace
+                for info in subscribers)
+            # Graph discovery and endpoint matching are separate; wait for both.
+            return present and self._utterances.get_subscription_count() >= len(subscribers)
+
+        if not self._spin_until(subscribed, self.settings['start_timeout_sec']):
+            raise ScenarioFailed(
+                f'cognition node {namespace.rstrip("/")}/{name} did not subscribe to {topic}')
+
+    def play(self, episode_id, turn):
+        """Publish one operator turn and wait for its end-of-turn marker."""
+        key = (episode_id, turn.id)
+        self._finished_turns.discard(key)
+        self._utterances.publish(
+            OperatorUtterance(episode_id=episode_id, turn_id=turn.id, text=turn.text))
+        self.get_logger().info(f'operator {episode_id}/{turn.id}: {turn.text}')
+        if not self._spin_until(lambda: key in self._finished_turns,
+                                self.settings['turn_timeout_sec']):
+            raise ScenarioFailed(f'no end-of-turn marker for {episode_id}/{turn.id}')
+
+    def _call(self, client, request):
+        deadline = time.monotonic() + self.settings['call_timeout_sec']
+        if not self._spin_until(client.service_is_ready, self.settings['call_timeout_sec']):
+            raise ScenarioFailed(f'service {client.srv_name} is not available')
+        future = client.call_async(request)
+        self._executor.spin_until_future_complete(
+            future, timeout_sec=max(deadline - time.monotonic(), 0.0))
+        if not future.done():
+            client.remove_pending_request(future)
+            raise ScenarioFailed(f'service {client.srv_name} did not answer in time')
+        response = future.result()
+        if not response.success:
+            raise ScenarioFailed(
+                f'{client.srv_name}: {response.error_code}: {response.message}')
+        return response
+
+    def _spin_until(self, condition, timeout):
+        deadline = time.monotonic() + timeout
+        while not condition():
+            if time.monotonic() >= deadline:
+                return False
+            self._executor.spin_once(timeout_sec=SPIN_STEP_SEC)
+        return True
+
+
+def _split_node_name(name, own_namespace):
+    """Return (namespace, name) of a node name, relative names in own_namespace."""
+    if name.startswith('/'):
+        namespace, _, base = name.rpartition('/')
+        return namespace or '/', base
+    if '/' in name:
+        relative, _, base = name.rpartition('/')
+        return f'{own_namespace.rstrip("/")}/{relative}', base
+    return own_namespace, name
+
+
+def main(args=None):
+    """Run the scenario; exit 0 when it is complete, 1 when it fails or is interrupted."""
+    rclpy.init(args=args)
+    node = None
+    executor = SingleThreadedExecutor()
+    try:
+        node = OperatorSource()
+        executor.add_node(node)
+        node.run(executor)
+        if not node.settings['exit_when_done']:
+            executor.spin()
+    except ScenarioFailed as error:
+        rclpy.logging.get_logger('operator_source').error(str(error))
+        return 1
+    except (KeyboardInterrupt, ExternalShutdownException):
+        if node is None or not node.completed:
+            rclpy.logging.get_logger('operator_source').error(
+                'interrupted before the scenario was complete')
+            return 1
+    finally:
+        executor.shutdown()
+        if node is not None:
+            node.destroy_node()
+        rclpy.try_shutdown()
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())

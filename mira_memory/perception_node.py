@@ -1,0 +1,118 @@
+# Copyright 2026 mira_memory developers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+The simulation's perception node: scripted observations, no memory access.
+
+Node `perception`. It publishes the scenario's observations on
+perception/observations, in file order, one per 1/rate_hz seconds. An
+observation with after_turn waits until cognition has finished that operator
+turn (its end-of-turn marker on cognition/tool_results): in the simulation
+the conversation is the story's clock, which keeps the run deterministic.
+A real perception node has no such input.
+
+It creates no service client at all: perception never reads or writes
+memory.
+"""
+
+import sys
+
+from mira_memory import scenario as scenario_file
+from mira_memory.cognition import (
+    HISTORY_PUBLISHER_QOS, HISTORY_SUBSCRIBER_QOS, OBSERVATIONS_TOPIC, TOOL_RESULTS_TOPIC)
+from mira_memory.msg import Observation, ToolResult
+from rcl_interfaces.msg import ParameterDescriptor, ParameterType
+import rclpy
+from rclpy.executors import ExternalShutdownException
+from rclpy.node import Node
+
+
+class StartupError(RuntimeError):
+    """The node cannot run: bad parameters or an unreadable scenario."""
+
+
+class PerceptionNode(Node):
+    """Publishes the scenario's observations at the scenario's rate."""
+
+    def __init__(self, **kwargs):
+        super().__init__('perception', **kwargs)
+        self.declare_parameter('scenario_file', '', ParameterDescriptor(
+            type=ParameterType.PARAMETER_STRING, read_only=True,
+            description='Scenario TOML file: the observations and their rate.'))
+        path = self.get_parameter('scenario_file').value
+        if not path:
+            raise StartupError('parameter scenario_file is required')
+        try:
+            self.scenario = scenario_file.load(path)
+        except scenario_file.ScenarioError as error:
+            raise StartupError(str(error)) from None
+        self._pending = list(self.scenario.observations)
+        self._finished_turns = set()
+        self._publisher = self.create_publisher(
+            Observation, OBSERVATIONS_TOPIC, HISTORY_PUBLISHER_QOS)
+        if any(observation.after_turn for observation in self._pending):
+            self.create_subscription(
+                ToolResult, TOOL_RESULTS_TOPIC, self._on_tool_result, HISTORY_SUBSCRIBER_QOS)
+        self._timer = None
+        if self._pending:
+            self._timer = self.create_timer(
+                1.0 / self.scenario.observation_rate_hz, self._publish_next)
+        self.get_logger().info(
+            f'perception ready: {len(self._pending)} scripted observation(s) at '
+            f'{self.scenario.observation_rate_hz:g} Hz')
+
+    def _on_tool_result(self, message):
+        if (message.episode_kind == ToolResult.EPISODE_OPERATOR and
+                message.outcome == ToolResult.OUTCOME_TURN_COMPLETE):
+            self._finished_turns.add((message.episode_id, message.turn_id))
+
+    def _publish_next(self):
+        observation = self._pending[0]
+        if observation.after_turn and observation.after_turn not in self._finished_turns:
+            return
+        self._pending.pop(0)
+        message = Observation()
+        message.observation_id = observation.id
+        message.source = observation.source
+        message.label = observation.label
+        message.entity_name = observation.entity_name
+        message.text = observation.text
+        self._publisher.publish(message)
+        self.get_logger().info(f'observation {observation.id}: {observation.text}')
+        if not self._pending:
+            self._timer.cancel()
+            self.get_logger().info('all scripted observations published')
+
+
+def main(args=None):
+    """Run the perception node until SIGINT/SIGTERM; exit non-zero if it cannot start."""
+    rclpy.init(args=args)
+    node = None
+    try:
+        node = PerceptionNode()
+        rclpy.spin(node)
+    except StartupError as error:
+        rclpy.logging.get_logger('perception').error(str(error))
+        return 1
+    except (KeyboardInterrupt, ExternalShutdownException):
+        pass
+    finally:
+        if node is not None:
+            node.destroy_node()
+        rclpy.try_shutdown()
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())

@@ -1,0 +1,488 @@
+# Copyright 2026 mira_memory developers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+The simulation end to end, as real processes started from mira_memory.simulation.
+
+The nodes, names and parameters are the ones launch/simulation.launch.py
+starts (both read simulation.simulation_nodes); only the namespace and the
+database differ per test. Waits are deadlines against hangs, never timings.
+"""
+
+import dataclasses
+import pathlib
+import subprocess
+import time
+
+from mira_memory import demo, simulation
+from mira_memory.cognition import HISTORY_SUBSCRIBER_QOS
+from mira_memory.msg import MemoryLink, OperatorUtterance, ToolResult
+from mira_memory.srv import AdminAdd, AdminEntityAdd, AdminFind, AdminShow, AdminStatus
+from mira_memory.srv import RecallMemory, WorkingMemoryClear, WorkingMemoryShow
+import pytest
+from rclpy.executors import SingleThreadedExecutor
+from rclpy.node import NodeNameNonExistentError
+from rosutil import unique_namespace
+
+pytestmark = pytest.mark.ros
+
+WAIT = 120.0
+RECALL_TYPE = 'mira_memory/srv/RecallMemory'
+REMEMBER_TYPE = 'mira_memory/srv/Remember'
+
+# config/scenarios/demo.toml on a fresh database.
+EXPECTED_REMEMBERS = {
+    ('e1', 't1'): ('applied/created', '', 'MEM1'),
+    ('e1', 't2'): ('applied/created', '', 'MEM2'),
+    ('e1', 't3'): ('applied/created', '', 'MEM3'),
+    ('e1', 't5'): ('rejected', 'value_not_supported', ''),
+    ('e2', 't2'): ('applied/duplicate', '', 'MEM1'),
+    ('e2', 't3'): ('rejected', 'conflict', ''),
+}
+EXPECTED_ACKNOWLEDGEMENTS = {
+    ('e1', 't1'): ('assistant: stored MEM1', 'MEM1'),
+    ('e1', 't2'): ('assistant: stored MEM2', 'MEM2'),
+    ('e1', 't3'): ('assistant: stored MEM3', 'MEM3'),
+    ('e1', 't4'): ('', ''),
+    ('e1', 't5'): ('assistant: I did not store that (value_not_supported)', ''),
+    ('e1', 't6'): ('', ''),
+    ('e2', 't1'): ('', ''),
+    ('e2', 't2'): ('assistant: that was already stored as MEM1', 'MEM1'),
+    ('e2', 't3'): ('assistant: I did not store that (conflict)', ''),
+    ('e2', 't4'): ('', ''),
+}
+AUTONOMOUS_EPISODE = 'greet_ada-o1'
+
+ATTENTION_ONLY_SCENARIO = """
+[[perception.observations]]
+id = "o1"
+source = "camera_front"
+label = "person"
+entity_name = "Ada Lovelace"
+text = "person Ada Lovelace seen"
+
+[[attention.triggers]]
+id = "notice"
+label = "person"
+[[attention.triggers.calls]]
+tool = "recall_memory"
+arguments = '{"query": "Ada Lovelace"}'
+[[attention.triggers.calls]]
+tool = "remember"
+arguments = '''{"kind": "fact", "subject": "Ada Lovelace", "predicate": "seen_in",
+  "value": "the lab", "related_entity": null, "related_role": null,
+  "evidence": "Ada Lovelace seen in the lab"}'''
+"""
+
+
+class Simulation:
+    """Simulation nodes as processes in a namespace of their own, plus a result watcher."""
+
+    def __init__(self, ros, directory, scenario_file=None, names=None):
+        self.ros = ros
+        self.directory = pathlib.Path(directory)
+        self.namespace = unique_namespace('sim')
+        self.specs = {spec.name: spec for spec in simulation.simulation_nodes(
+            database_path=str(self.directory / 'memory.sqlite3'),
+            scenario_file=str(scenario_file or simulation.default_scenario_file()),
+            namespace=self.namespace)}
+        self.results = []
+        self._subscription = ros.node.create_subscription(
+            ToolResult, f'{self.namespace}/cognition/tool_results', self.results.append,
+            HISTORY_SUBSCRIBER_QOS)
+        self.processes = {}
+        for name in self.specs if names is None else names:
+            self.start(name)
+
+    def start(self, name):
+        running = self.processes.get(name)
+        assert running is None or running.poll() is not None, f'{name} is still running'
+        self.processes[name] = simulation.Process(self.specs[name], self.directory / 'logs')
+        return self.processes[name]
+
+    def service(self, node, name):
+        return f'{self.namespace}/{node}/{name}'
+
+    def call(self, service_type, node, name, request=None):
+        return self.ros.call(service_type, self.service(node, name), request, timeout=WAIT)
+
+    def spin_until(self, condition, what):
+        executor = SingleThreadedExecutor(context=self.ros.context)
+        executor.add_node(self.ros.node)
+        deadline = time.monotonic() + WAIT
+        try:
+            while not condition():
+                if time.monotonic() > deadline:
+                    raise AssertionError(f'gave up waiting for {what}:\n{self.logs()}')
+                for process in self.processes.values():
+                    if process.poll() not in (None, 0):
+                        raise AssertionError(f'{process.name} failed:\n{process.output()}')
+                executor.spin_once(timeout_sec=0.1)
+        finally:
+            executor.remove_node(self.ros.node)
+
+    def marker(self, outcome, episode_id, turn_id=''):
+        for message in self.results:
+            if (message.outcome, message.episode_id, message.turn_id) == (
+                    outcome, episode_id, turn_id):
+                return message
+        return None
+
+    def wait_for_turn(self, episode_id, turn_id):
+        self.spin_until(
+            lambda: self.marker(ToolResult.OUTCOME_TURN_COMPLETE, episode_id, turn_id),
+            f'the end of turn {episode_id}/{turn_id}')
+        return self.marker(ToolResult.OUTCOME_TURN_COMPLETE, episode_id, turn_id)
+
+    def tool_results(self, tool, kind=ToolResult.EPISODE_OPERATOR):
+        return [message for message in self.results
+                if message.tool == tool and message.episode_kind == kind]
+
+    def clients_of(self, node_name, ready):
+        """Return node_name's clients once ready(clients) holds (graph discovery)."""
+        found = []
+
+        def visible():
+            try:
+                clients = self.ros.node.get_client_names_and_types_by_node(
+                    node_name, self.namespace)
+            except NodeNameNonExistentError:
+                return False
+            found[:] = [service_type for _, types in clients for service_type in types]
+            return ready(found)
+
+        self.spin_until(visible, f'the clients of {node_name}')
+        return found
+
+    def stop(self, name):
+        return self.processes[name].stop()
+
+    def logs(self):
+        return '\n'.join(f'--- {process.name}\n{process.output()}'
+                         for process in self.processes.values())
+
+    def close(self):
+        # The memory node goes last, as in a launch shutdown.
+        for name in sorted(self.processes, key=lambda name: name == 'memory'):
+            self.processes[name].stop()
+        self.ros.node.destroy_subscription(self._subscription)
+
+
+def say(sim, episode_id, turn_id, text):
+    """Publish one operator utterance to the simulation's cognition node and wait for it."""
+    publisher = sim.ros.node.create_publisher(
+        OperatorUtterance, f'{sim.namespace}/operator/utterance', 10)
+    try:
+        sim.spin_until(lambda: publisher.get_subscription_count() > 0, 'cognition to subscribe')
+        publisher.publish(OperatorUtterance(episode_id=episode_id, turn_id=turn_id, text=text))
+        return sim.wait_for_turn(episode_id, turn_id)
+    finally:
+        sim.ros.node.destroy_publisher(publisher)
+
+
+@pytest.fixture(scope='module')
+def demo_run(ros, tmp_path_factory):
+    """Run the whole demo scenario once for this module's checks."""
+    sim = Simulation(ros, tmp_path_factory.mktemp('demo_run'))
+    try:
+        sim.spin_until(
+            lambda: (sim.processes['operator_source'].poll() == 0 and
+                     sim.marker(ToolResult.OUTCOME_TURN_COMPLETE, 'e2', 't4') and
+                     sim.marker(ToolResult.OUTCOME_EPISODE_COMPLETE, AUTONOMOUS_EPISODE)),
+            'the scenario to finish')
+        yield sim
+    finally:
+        sim.close()
+
+
+# The scenario, end to end ----------------------------------------------------
+
+def test_remember_outcomes_end_to_end(demo_run):
+    outcomes = {(message.episode_id, message.turn_id): (
+        message.outcome, message.reason, message.memory_id)
+        for message in demo_run.tool_results('remember')}
+    assert outcomes == EXPECTED_REMEMBERS
+
+
+def test_acknowledgement_comes_only_from_the_turns_remember_result(demo_run):
+    markers = {(message.episode_id, message.turn_id): (message.text, message.memory_id)
+               for message in demo_run.results
+               if message.outcome == ToolResult.OUTCOME_TURN_COMPLETE}
+    assert markers == EXPECTED_ACKNOWLEDGEMENTS
+
+
+def test_recall_outcomes_end_to_end(demo_run):
+    recalls = [(message.episode_id, message.turn_id, message.outcome, message.reason)
+               for message in demo_run.tool_results('recall_memory')]
+    assert recalls == [
+        ('e1', 't4', 'found', 'exact_match'),
+        ('e1', 't6', 'found', 'exact_match'),
+        ('e1', 't6', 'refused', 'acquisition_budget_exhausted'),
+        ('e2', 't4', 'found', 'exact_match'),
+    ]
+
+
+def test_recall_result_text_is_what_the_memory_node_rendered(demo_run):
+    message = demo_run.tool_results('recall_memory')[0]
+    response = demo_run.call(RecallMemory, 'memory', 'recall_memory',
+                             RecallMemory.Request(query='Ada'))
+    assert message.text == f'recall_memory: found (exact_match)\n{response.text}'
+    assert 'MEM1' in message.text and 'MEM3' in message.text
+
+
+def test_database_holds_exactly_the_admitted_memories(demo_run):
+    status = demo_run.call(AdminStatus, 'memory', 'admin/status')
+    assert (status.entity_count, status.alias_count, status.memory_count) == (3, 2, 3)
+    ada = demo_run.call(AdminFind, 'memory', 'admin/find', AdminFind.Request(name='Ada'))
+    [entity] = ada.entities
+    memories = [(memory.id, memory.kind, memory.summary, memory.predicate, memory.value,
+                 memory.source_kind, memory.source_label) for memory in entity.memories]
+    assert memories == [
+        ('MEM1', 'preference', 'Ada Lovelace prefers green tea', 'prefers_drink',
+         'green tea', 'operator_statement', 'episode e1 turn t1'),
+        ('MEM3', 'relationship', "Ada is Charles's friend", 'friend_of', 'Charles',
+         'operator_statement', 'episode e1 turn t3'),
+    ]
+
+
+def test_second_person_fact_is_linked_to_the_robot_entity(demo_run):
+    shown = demo_run.call(AdminShow, 'memory', 'admin/show', AdminShow.Request(memory_id='MEM2'))
+    links = [(link.entity_name, link.role) for link in shown.memory.links]
+    assert links == [('Mira', 'subject')]
+    assert [payload.text for payload in shown.payloads] == ['your favourite colour is teal']
+
+
+def test_a_repeated_turn_id_is_not_run_again(demo_run):
+    before = len(demo_run.tool_results('remember'))
+    repeated = ToolResult.OUTCOME_TURN_COMPLETE, 'e1', 't1'
+    demo_run.results[:] = [message for message in demo_run.results
+                           if (message.outcome, message.episode_id, message.turn_id) != repeated]
+    marker = say(demo_run, 'e1', 't1', 'Ada Lovelace prefers green tea.')
+    assert (marker.reason, marker.text) == ('turn_id_reused', '')
+    assert len(demo_run.tool_results('remember')) == before
+
+
+def test_a_call_without_reply_is_bounded_and_never_blocks_the_node(ros, tmp_path):
+    sim = Simulation(ros, tmp_path, names=[])
+    # Fault injection: the memory node this cognition calls does not exist.
+    spec = sim.specs['cognition']
+    sim.specs['cognition'] = dataclasses.replace(spec, parameters={
+        **spec.parameters, 'memory_node': 'absent_memory', 'call_timeout_sec': 5.0})
+    sim.start('cognition')
+    publisher = ros.node.create_publisher(
+        OperatorUtterance, f'{sim.namespace}/operator/utterance', 10)
+    try:
+        sim.spin_until(lambda: publisher.get_subscription_count() > 0, 'cognition')
+        publisher.publish(OperatorUtterance(
+            episode_id='e1', turn_id='t1', text='Ada Lovelace prefers green tea.'))
+        # While the remember call (and its one retry) waits for its deadline,
+        # the same single-threaded node still serves working memory.
+        sim.spin_until(lambda: 'operator e1/t1: Ada Lovelace prefers green tea.' in sim.call(
+            WorkingMemoryShow, 'cognition', 'working_memory/show').entries, 'the turn to start')
+        pending = sim.marker(ToolResult.OUTCOME_TURN_COMPLETE, 'e1', 't1')
+        marker = sim.wait_for_turn('e1', 't1')
+        output = sim.processes['cognition'].output()
+    finally:
+        ros.node.destroy_publisher(publisher)
+        sim.close()
+    assert pending is None
+    [remember] = sim.tool_results('remember')
+    assert (remember.outcome, remember.reason) == ('no_result', 'no_result')
+    assert remember.text == (
+        'remember: no result: no result was received; do not assume the memory was stored.')
+    assert marker.text == 'assistant: I could not confirm whether that was stored (no result)'
+    assert output.count('sending the identical request once more') == 1
+
+
+# The acquisition budget ---------------------------------------------------------
+
+def test_third_acquisition_of_an_episode_is_refused_without_a_service_call(demo_run):
+    e1 = [message for message in demo_run.tool_results('recall_memory')
+          if message.episode_id == 'e1']
+    assert [message.outcome for message in e1] == ['found', 'found', 'refused']
+    assert e1[2].text.startswith('recall_memory: refused (acquisition_budget_exhausted)')
+    assert 'memory was not searched' in e1[2].text
+
+
+def test_a_new_episode_gets_a_new_budget(demo_run):
+    e2 = [message.outcome for message in demo_run.tool_results('recall_memory')
+          if message.episode_id == 'e2']
+    assert e2 == ['found']
+
+
+# Perception and attention ---------------------------------------------------------
+
+def test_autonomous_episode_recalls_but_cannot_remember(demo_run):
+    results = [(message.tool, message.outcome, message.reason)
+               for message in demo_run.results
+               if message.episode_kind == ToolResult.EPISODE_AUTONOMOUS]
+    assert results == [
+        ('recall_memory', 'found', 'exact_match'),
+        ('remember', 'refused', 'tool_unavailable'),
+        ('', 'episode_complete', ''),
+    ]
+
+
+def test_cognition_has_recall_and_remember_clients(demo_run):
+    clients = demo_run.clients_of(
+        'cognition', lambda types: REMEMBER_TYPE in types and RECALL_TYPE in types)
+    assert {RECALL_TYPE, REMEMBER_TYPE} <= set(clients)
+
+
+def test_attention_has_a_recall_client_and_no_remember_client(demo_run):
+    clients = demo_run.clients_of('attention', lambda types: RECALL_TYPE in types)
+    assert REMEMBER_TYPE not in clients
+
+
+def test_perception_has_no_memory_client_at_all(demo_run):
+    # perception's observations publisher shows the graph already knows the node.
+    def known():
+        try:
+            publishers = demo_run.ros.node.get_publisher_names_and_types_by_node(
+                'perception', demo_run.namespace)
+        except NodeNameNonExistentError:
+            return False
+        return any(name.endswith('/perception/observations') for name, _ in publishers)
+
+    demo_run.spin_until(known, 'perception in the graph')
+    clients = demo_run.clients_of('perception', lambda types: True)
+    assert [client for client in clients if client.startswith('mira_memory/')] == []
+
+
+def test_autonomous_activity_leaves_memory_unchanged(ros, tmp_path):
+    scenario = tmp_path / 'attention_only.toml'
+    scenario.write_text(ATTENTION_ONLY_SCENARIO)
+    sim = Simulation(ros, tmp_path, scenario_file=scenario, names=['memory'])
+    try:
+        ada = sim.call(AdminEntityAdd, 'memory', 'admin/entity_add', AdminEntityAdd.Request(
+            entity_type='person', canonical_name='Ada Lovelace')).entity
+        sim.call(AdminAdd, 'memory', 'admin/add', AdminAdd.Request(
+            kind='fact', summary='Ada Lovelace wrote the first program',
+            links=[MemoryLink(entity_id=ada.id, role='subject')]))
+        before = sim.call(AdminStatus, 'memory', 'admin/status')
+        sim.start('attention')
+        sim.start('perception')
+        sim.spin_until(lambda: sim.marker(ToolResult.OUTCOME_EPISODE_COMPLETE, 'notice-o1'),
+                       'the autonomous episode')
+        after = sim.call(AdminStatus, 'memory', 'admin/status')
+        attempts = [(message.outcome, message.reason) for message in sim.tool_results(
+            'remember', ToolResult.EPISODE_AUTONOMOUS)]
+    finally:
+        sim.close()
+    assert attempts == [('refused', 'tool_unavailable')]
+    counts = ('entity_count', 'alias_count', 'memory_count', 'link_count', 'payload_count')
+    assert [getattr(after, name) for name in counts] == [getattr(before, name) for name in counts]
+
+
+# Working memory --------------------------------------------------------------------
+
+def test_working_memory_show_and_clear(demo_run):
+    say(demo_run, 'wm', 't1', 'Hello Mira, just saying hello.')
+    shown = demo_run.call(WorkingMemoryShow, 'cognition', 'working_memory/show')
+    assert shown.entries[-1] == 'operator wm/t1: Hello Mira, just saying hello.'
+    assert shown.capacity == 50
+    cleared = demo_run.call(WorkingMemoryClear, 'cognition', 'working_memory/clear')
+    assert cleared.cleared == len(shown.entries)
+    assert demo_run.call(WorkingMemoryShow, 'cognition', 'working_memory/show').entries == []
+
+
+def test_clearing_working_memory_leaves_persistent_memory(demo_run):
+    say(demo_run, 'wm2', 't1', 'Another hello.')
+    before = demo_run.call(AdminStatus, 'memory', 'admin/status')
+    demo_run.call(WorkingMemoryClear, 'cognition', 'working_memory/clear')
+    after = demo_run.call(AdminStatus, 'memory', 'admin/status')
+    assert (after.memory_count, after.entity_count) == (before.memory_count, before.entity_count)
+
+
+def test_console_memory_and_memory_clear(demo_run):
+    pytest.importorskip('mira_memory.console', reason='the console is not built yet')
+    say(demo_run, 'console', 't1', 'Hello from the console test.')
+    command = [simulation.executable_path('memory_console'),
+               '--cognition-node', f'{demo_run.namespace}/cognition', '--timeout', '60']
+    shown = subprocess.run([*command, 'memory'], capture_output=True, text=True, timeout=WAIT)
+    assert shown.returncode == 0, shown.stdout + shown.stderr
+    assert 'operator console/t1: Hello from the console test.' in shown.stdout
+    cleared = subprocess.run(
+        [*command, 'memory', 'clear'], capture_output=True, text=True, timeout=WAIT)
+    assert cleared.returncode == 0, cleared.stdout + cleared.stderr
+    shown = subprocess.run([*command, 'memory'], capture_output=True, text=True, timeout=WAIT)
+    assert shown.returncode == 0, shown.stdout + shown.stderr
+    assert 'Hello from the console test.' not in shown.stdout
+
+
+def test_working_memory_is_lost_on_restart_while_persistent_memory_survives(ros, tmp_path):
+    sim = Simulation(ros, tmp_path, names=['memory', 'cognition', 'operator_source'])
+    try:
+        sim.spin_until(lambda: sim.processes['operator_source'].poll() == 0,
+                       'the operator scenario')
+        before = sim.call(WorkingMemoryShow, 'cognition', 'working_memory/show').entries
+        assert 'operator e1/t1: Ada Lovelace prefers green tea.' in before
+        assert sim.stop('cognition') == 0
+        assert sim.stop('memory') == 0
+        sim.start('memory')
+        sim.start('cognition')
+        after = sim.call(WorkingMemoryShow, 'cognition', 'working_memory/show').entries
+        recalled = sim.call(RecallMemory, 'memory', 'recall_memory',
+                            RecallMemory.Request(query='Ada'))
+    finally:
+        sim.close()
+    assert after == []
+    assert recalled.status == 'found'
+    [entity] = recalled.entities
+    assert [(memory.id, memory.summary) for memory in entity.memories] == [
+        ('MEM1', 'Ada Lovelace prefers green tea'), ('MEM3', "Ada is Charles's friend")]
+
+
+# The demo command --------------------------------------------------------------------
+
+def test_demo_command_runs_the_scenario_and_exits_zero(tmp_path):
+    result = subprocess.run(
+        [simulation.executable_path('simulation_demo'), '--workdir', str(tmp_path)],
+        capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stdout + result.stderr
+    lines = result.stdout.splitlines()
+    expected = [
+        f'  database   {tmp_path / "memory.sqlite3"}  [new]',
+        "  ENT2 person 'Ada Lovelace' (aliases: Ada)",
+        'operator [e1/t1] Ada Lovelace prefers green tea.',
+        '  result   remember: applied (created): stored as new durable memory MEM1.',
+        '  assistant: stored MEM1',
+        '  assistant: I did not store that (value_not_supported)',
+        '  assistant: that was already stored as MEM1',
+        "  result   recall_memory: refused (acquisition_budget_exhausted): this episode's "
+        'memory acquisition attempts are used up; memory was not searched.',
+        '  result   remember: refused (tool_unavailable): this tool is not available in '
+        'this episode; nothing was done.',
+        'recall_memory("Ada Lovelace") -> found',
+        'persistent memory: 3 entities, 2 aliases, 3 memories, 3 payloads',
+        'node exit codes: cognition 0, attention 0, perception 0, operator_source 0, memory 0',
+    ]
+    missing = [line for line in expected if line not in lines]
+    assert not missing, result.stdout
+    assert lines[-1].startswith('demo complete')
+
+
+def test_demo_does_not_remove_a_database_it_did_not_create(tmp_path):
+    database = tmp_path / 'memory.sqlite3'
+    database.write_bytes(b'precious')
+    with pytest.raises(demo.DemoFailed, match='did not create'):
+        demo.prepare_database(tmp_path, keep=False)
+    assert database.read_bytes() == b'precious'
+
+
+def test_demo_starts_fresh_in_its_own_directory(tmp_path):
+    database, state = demo.prepare_database(tmp_path, keep=False)
+    database.write_bytes(b'previous run')
+    database, state = demo.prepare_database(tmp_path, keep=False)
+    assert not database.exists() and state.startswith('fresh')
