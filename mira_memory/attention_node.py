@@ -30,6 +30,7 @@ followed by an end-of-episode marker (outcome episode_complete).
 
 import sys
 
+from mira_memory import node_runner
 from mira_memory import scenario as scenario_file
 from mira_memory.cognition import (
     DEFAULT_CALL_TIMEOUT_SEC, EpisodeRunner, HISTORY_PUBLISHER_QOS, HISTORY_SUBSCRIBER_QOS,
@@ -37,14 +38,8 @@ from mira_memory.cognition import (
 from mira_memory.core.episodes import AutonomousEpisode
 from mira_memory.msg import Observation, ToolResult
 from rcl_interfaces.msg import ParameterDescriptor, ParameterType
-import rclpy
 from rclpy.callback_groups import ReentrantCallbackGroup
-from rclpy.executors import ExternalShutdownException
 from rclpy.node import Node
-
-
-class StartupError(RuntimeError):
-    """The node cannot run: bad parameters or an unreadable scenario."""
 
 
 class AttentionNode(Node):
@@ -65,7 +60,7 @@ class AttentionNode(Node):
             description='Deadline of one recall call, including waiting for the service.'))
         path = self.get_parameter('scenario_file').value
         if not path:
-            raise StartupError('parameter scenario_file is required')
+            raise node_runner.StartupError('parameter scenario_file is required')
         try:
             self.scenario = scenario_file.load(path)
             # with_remember=False: autonomous activity never gets a remember client.
@@ -74,7 +69,7 @@ class AttentionNode(Node):
                 call_timeout_sec=self.get_parameter('call_timeout_sec').value,
                 callback_group=ReentrantCallbackGroup())
         except ValueError as error:
-            raise StartupError(str(error)) from None
+            raise node_runner.StartupError(str(error)) from None
         self._results = self.create_publisher(
             ToolResult, TOOL_RESULTS_TOPIC, HISTORY_PUBLISHER_QOS)
         self._runner = EpisodeRunner(self, self.memory_tools, self._results)
@@ -117,22 +112,8 @@ class AttentionNode(Node):
 
 
 def main(args=None):
-    """Run the attention node until SIGINT/SIGTERM; exit non-zero if it cannot start."""
-    rclpy.init(args=args)
-    node = None
-    try:
-        node = AttentionNode()
-        rclpy.spin(node)
-    except StartupError as error:
-        rclpy.logging.get_logger('attention').error(str(error))
-        return 1
-    except (KeyboardInterrupt, ExternalShutdownException):
-        pass
-    finally:
-        if node is not None:
-            node.destroy_node()
-        rclpy.try_shutdown()
-    return 0
+    """Run the attention node until SIGINT/SIGTERM; exit 1 if it cannot start."""
+    return node_runner.run(AttentionNode, 'attention', args)
 
 
 if __name__ == '__main__':

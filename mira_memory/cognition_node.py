@@ -35,6 +35,7 @@ ones the model makes.
 import collections
 import sys
 
+from mira_memory import node_runner
 from mira_memory import scenario as scenario_file
 from mira_memory.cognition import (
     acknowledgement, DEFAULT_CALL_TIMEOUT_SEC, EpisodeRunner, HISTORY_PUBLISHER_QOS,
@@ -43,9 +44,7 @@ from mira_memory.core.episodes import OperatorEpisode, WorkingMemory
 from mira_memory.msg import OperatorUtterance, ToolResult
 from mira_memory.srv import WorkingMemoryClear, WorkingMemoryShow
 from rcl_interfaces.msg import ParameterDescriptor, ParameterType
-import rclpy
 from rclpy.callback_groups import ReentrantCallbackGroup
-from rclpy.executors import ExternalShutdownException
 from rclpy.node import Node
 
 DEFAULT_WORKING_MEMORY_CAPACITY = 50
@@ -58,10 +57,6 @@ TURN_ID_REUSED = 'turn_id_reused'
 TURN_INTERNAL_ERROR = 'internal_error'
 
 
-class StartupError(RuntimeError):
-    """The node cannot run: bad parameters or an unreadable scenario."""
-
-
 class CognitionNode(Node):
     """Operator cognition: scripted model, real episodes, real memory services."""
 
@@ -71,7 +66,7 @@ class CognitionNode(Node):
         parameters = {name: self.get_parameter(name).value for name in (
             'scenario_file', 'memory_node', 'call_timeout_sec', 'working_memory_capacity')}
         if not parameters['scenario_file']:
-            raise StartupError('parameter scenario_file is required')
+            raise node_runner.StartupError('parameter scenario_file is required')
         try:
             self.scenario = scenario_file.load(parameters['scenario_file'])
             self.working_memory = WorkingMemory(parameters['working_memory_capacity'])
@@ -80,7 +75,7 @@ class CognitionNode(Node):
                 self, parameters['memory_node'], with_remember=True,
                 call_timeout_sec=parameters['call_timeout_sec'], callback_group=group)
         except ValueError as error:  # ScenarioError is a ValueError
-            raise StartupError(str(error)) from None
+            raise node_runner.StartupError(str(error)) from None
         self._results = self.create_publisher(
             ToolResult, TOOL_RESULTS_TOPIC, HISTORY_PUBLISHER_QOS)
         self._runner = EpisodeRunner(
@@ -179,22 +174,8 @@ class CognitionNode(Node):
 
 
 def main(args=None):
-    """Run the cognition node until SIGINT/SIGTERM; exit non-zero if it cannot start."""
-    rclpy.init(args=args)
-    node = None
-    try:
-        node = CognitionNode()
-        rclpy.spin(node)
-    except StartupError as error:
-        rclpy.logging.get_logger('cognition').error(str(error))
-        return 1
-    except (KeyboardInterrupt, ExternalShutdownException):
-        pass
-    finally:
-        if node is not None:
-            node.destroy_node()
-        rclpy.try_shutdown()
-    return 0
+    """Run the cognition node until SIGINT/SIGTERM; exit 1 if it cannot start."""
+    return node_runner.run(CognitionNode, 'cognition', args)
 
 
 if __name__ == '__main__':

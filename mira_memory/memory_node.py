@@ -29,25 +29,19 @@ Every callback answers through its response: no exception leaves one.
 
 import sys
 
-from mira_memory import responses
+from mira_memory import node_runner, responses
 from mira_memory.core import admission, config, recall, store
 from mira_memory.core.normalize import has_control_characters
 from mira_memory.srv import AdminAdd, AdminAliasAdd, AdminEntityAdd, AdminEntityFind
 from mira_memory.srv import AdminFind, AdminList, AdminShow, AdminStatus
 from mira_memory.srv import RecallMemory, Remember
 from rcl_interfaces.msg import ParameterDescriptor, ParameterType, SetParametersResult
-import rclpy
 from rclpy.exceptions import ParameterException
-from rclpy.executors import ExternalShutdownException
 from rclpy.node import Node
 
 FIND_MEMORY_LIMIT = 100
 LIST_MEMORY_LIMIT = 1000
 ROBOT_PROFILE_MAX_LENGTH = 256
-
-
-class StartupError(RuntimeError):
-    """The node cannot serve: bad settings or an unsupported database."""
 
 
 class MemoryNode(Node):
@@ -61,7 +55,7 @@ class MemoryNode(Node):
             self._declare_parameters()
         except ParameterException as error:
             # A wrongly typed override: one clear line instead of a traceback.
-            raise StartupError(f'invalid parameter: {error}') from None
+            raise node_runner.StartupError(f'invalid parameter: {error}') from None
         self.settings = self._resolve_settings()
         if self.settings.enabled:
             self._open_store(self.settings.database_path)
@@ -121,7 +115,7 @@ class MemoryNode(Node):
     @staticmethod
     def _check_robot_profile(value):
         if len(value) > ROBOT_PROFILE_MAX_LENGTH or has_control_characters(value):
-            raise StartupError(
+            raise node_runner.StartupError(
                 f'robot_profile must be at most {ROBOT_PROFILE_MAX_LENGTH} characters '
                 'without control characters')
 
@@ -130,7 +124,7 @@ class MemoryNode(Node):
             if parameter.name == 'robot_profile':
                 try:
                     self._check_robot_profile(parameter.value)
-                except StartupError as error:
+                except node_runner.StartupError as error:
                     return SetParametersResult(successful=False, reason=str(error))
         return SetParametersResult(successful=True)
 
@@ -143,7 +137,7 @@ class MemoryNode(Node):
                 self.get_parameter('enabled').value,
                 self.get_parameter('database_path').value)
         except config.ConfigError as error:
-            raise StartupError(str(error)) from None
+            raise node_runner.StartupError(str(error)) from None
 
     def _open_store(self, path):
         try:
@@ -151,7 +145,8 @@ class MemoryNode(Node):
             self._reader = self._store.open_reader()
         except store.StoreError as error:
             self.close()
-            raise StartupError(f'cannot open persistent memory at {path}: {error}') from None
+            raise node_runner.StartupError(
+                f'cannot open persistent memory at {path}: {error}') from None
 
     def close(self):
         """Close the store once (idempotent); call after spinning has stopped."""
@@ -159,6 +154,12 @@ class MemoryNode(Node):
             if handle is not None:
                 handle.close()
         self._reader = self._store = None
+
+    def destroy_node(self):
+        """Close the store (once), then destroy the node."""
+        # node_runner calls this after spinning stopped, so no request is in flight.
+        self.close()
+        super().destroy_node()
 
     # Recall and remember -----------------------------------------------------
 
@@ -278,24 +279,8 @@ class MemoryNode(Node):
 
 
 def main(args=None):
-    """Run the memory node until SIGINT/SIGTERM; exit non-zero if it cannot start."""
-    rclpy.init(args=args)
-    node = None
-    try:
-        node = MemoryNode()
-        rclpy.spin(node)
-    except StartupError as error:
-        rclpy.logging.get_logger('memory').error(str(error))
-        return 1
-    except (KeyboardInterrupt, ExternalShutdownException):
-        pass
-    finally:
-        # The single-threaded executor has finished any in-flight request by now.
-        if node is not None:
-            node.close()
-            node.destroy_node()
-        rclpy.try_shutdown()
-    return 0
+    """Run the memory node until SIGINT/SIGTERM; exit 1 if it cannot start."""
+    return node_runner.run(MemoryNode, 'memory', args)
 
 
 if __name__ == '__main__':

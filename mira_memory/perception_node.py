@@ -28,18 +28,13 @@ memory.
 
 import sys
 
+from mira_memory import node_runner
 from mira_memory import scenario as scenario_file
 from mira_memory.cognition import (
     HISTORY_PUBLISHER_QOS, HISTORY_SUBSCRIBER_QOS, OBSERVATIONS_TOPIC, TOOL_RESULTS_TOPIC)
 from mira_memory.msg import Observation, ToolResult
 from rcl_interfaces.msg import ParameterDescriptor, ParameterType
-import rclpy
-from rclpy.executors import ExternalShutdownException
 from rclpy.node import Node
-
-
-class StartupError(RuntimeError):
-    """The node cannot run: bad parameters or an unreadable scenario."""
 
 
 class PerceptionNode(Node):
@@ -52,11 +47,11 @@ class PerceptionNode(Node):
             description='Scenario TOML file: the observations and their rate.'))
         path = self.get_parameter('scenario_file').value
         if not path:
-            raise StartupError('parameter scenario_file is required')
+            raise node_runner.StartupError('parameter scenario_file is required')
         try:
             self.scenario = scenario_file.load(path)
         except scenario_file.ScenarioError as error:
-            raise StartupError(str(error)) from None
+            raise node_runner.StartupError(str(error)) from None
         self._pending = list(self.scenario.observations)
         self._finished_turns = set()
         self._publisher = self.create_publisher(
@@ -96,22 +91,8 @@ class PerceptionNode(Node):
 
 
 def main(args=None):
-    """Run the perception node until SIGINT/SIGTERM; exit non-zero if it cannot start."""
-    rclpy.init(args=args)
-    node = None
-    try:
-        node = PerceptionNode()
-        rclpy.spin(node)
-    except StartupError as error:
-        rclpy.logging.get_logger('perception').error(str(error))
-        return 1
-    except (KeyboardInterrupt, ExternalShutdownException):
-        pass
-    finally:
-        if node is not None:
-            node.destroy_node()
-        rclpy.try_shutdown()
-    return 0
+    """Run the perception node until SIGINT/SIGTERM; exit 1 if it cannot start."""
+    return node_runner.run(PerceptionNode, 'perception', args)
 
 
 if __name__ == '__main__':
