@@ -18,30 +18,16 @@ from dataclasses import dataclass, fields, replace
 import datetime
 import pathlib
 import sqlite3
-from typing import Optional
 
+from admission_cases import Case, CASES, context, FACT, FACT_CONTEXT, RELATIONSHIP
+from admission_cases import RELATIONSHIP_CONTEXT, ROBOT_PROFILE
 from mira_memory.core.admission import AdmissionResult, admit, backend_failure
 from mira_memory.core.admission import ERROR_MAX_LENGTH, Proposal
 from mira_memory.core.admission import REASONS, TURN_ALREADY_WROTE_ERROR, TurnContext
 from mira_memory.core.store import BackendError, MemoryStore, NewMemory
 import pytest
 
-ROBOT_PROFILE = 'Kestrelbot'
 CREATED_AT = '2026-01-02T03:04:05Z'
-
-FACT_CONTEXT = TurnContext(
-    'ep-7731', 'turn-0042', 'Note this: Ottoline Vexworth drinks zumbleberry tea every morning.')
-FACT = Proposal(
-    kind='fact', subject='Ottoline Vexworth', predicate='drinks', value='zumbleberry tea',
-    related_entity=None, related_role=None,
-    evidence='Ottoline Vexworth drinks zumbleberry tea')
-
-RELATIONSHIP_CONTEXT = TurnContext(
-    'ep-7731', 'turn-0043', 'Ottoline Vexworth is the cousin of Quillon Brask, truly.')
-RELATIONSHIP = Proposal(
-    kind='relationship', subject='Ottoline Vexworth', predicate='cousin_of',
-    value='Quillon Brask', related_entity='Quillon Brask', related_role='cousin',
-    evidence='Ottoline Vexworth is the cousin of Quillon Brask')
 
 
 def fixed_clock():
@@ -95,10 +81,6 @@ def counts(db_path):
         return store.counts()
 
 
-def context(utterance, turn_id='turn-0050'):
-    return TurnContext('ep-7731', turn_id, utterance)
-
-
 class FailingWriteStore:
     """A store whose write transaction cannot start."""
 
@@ -143,169 +125,15 @@ def closed(store):
     return store
 
 
-@dataclass(frozen=True)
-class Case:
-    """One row of the rejection table: a request that breaks exactly one rule."""
-
-    reason: str
-    context: Optional[TurnContext]
-    proposal: Proposal
-    profile: str = ROBOT_PROFILE
-    wrap_store: object = None
-
-
-LONG_VALUE = 'z' * 257
-LONG_EVIDENCE = 'Ottoline Vexworth drinks zumbleberry tea' + ' and more' * 52
-
+# Rows that only the core can express: ROS strings carry neither None, nor
+# non-text values, nor a NUL; and the service tests break the real store.
 CASES = {
-    # 1. invalid_tool_arguments
-    'blank-subject': Case(
-        'invalid_tool_arguments', FACT_CONTEXT, replace(FACT, subject=' \u3000 ')),
-    'empty-predicate': Case('invalid_tool_arguments', FACT_CONTEXT, replace(FACT, predicate='')),
-    'empty-value': Case('invalid_tool_arguments', FACT_CONTEXT, replace(FACT, value='')),
-    'blank-evidence': Case('invalid_tool_arguments', FACT_CONTEXT, replace(FACT, evidence='  ')),
-    'empty-kind': Case('invalid_tool_arguments', FACT_CONTEXT, replace(FACT, kind='')),
+    **CASES,
     'missing-subject': Case('invalid_tool_arguments', FACT_CONTEXT, replace(FACT, subject=None)),
     'value-not-text': Case('invalid_tool_arguments', FACT_CONTEXT, replace(FACT, value=42)),
-    'value-over-256': Case(
-        'invalid_tool_arguments',
-        context('Ottoline Vexworth drinks %s.' % LONG_VALUE),
-        replace(FACT, value=LONG_VALUE, evidence='Ottoline Vexworth drinks ' + LONG_VALUE)),
-    'evidence-over-500': Case(
-        'invalid_tool_arguments', context(LONG_EVIDENCE + '.'),
-        replace(FACT, evidence=LONG_EVIDENCE)),
-    'predicate-over-64': Case(
-        'invalid_tool_arguments', FACT_CONTEXT, replace(FACT, predicate='d' * 65)),
-    'blank-related-entity': Case(
-        'invalid_tool_arguments', RELATIONSHIP_CONTEXT,
-        replace(RELATIONSHIP, related_entity='   ')),
-    # 2. invalid_proposal
-    'unknown-kind': Case('invalid_proposal', FACT_CONTEXT, replace(FACT, kind='opinion')),
-    'observation-kind': Case(
-        'invalid_proposal', FACT_CONTEXT, replace(FACT, kind='observation')),
-    'predicate-not-token': Case(
-        'invalid_proposal', FACT_CONTEXT, replace(FACT, predicate='drinks daily')),
-    'predicate-starts-with-digit': Case(
-        'invalid_proposal', FACT_CONTEXT, replace(FACT, predicate='9drinks')),
-    'role-not-token': Case(
-        'invalid_proposal', RELATIONSHIP_CONTEXT, replace(RELATIONSHIP, related_role='cousin!')),
-    'control-in-value': Case(
-        'invalid_proposal', FACT_CONTEXT, replace(FACT, value='zumbleberry\ttea')),
-    'control-in-evidence': Case(
-        'invalid_proposal', FACT_CONTEXT,
-        replace(FACT, evidence='Ottoline Vexworth drinks\nzumbleberry tea')),
-    'control-in-subject': Case(
+    'nul-in-subject': Case(
         'invalid_proposal', FACT_CONTEXT, replace(FACT, subject='Ottoline\x00Vexworth')),
-    # 3. related_entity_invalid_for_kind
-    'fact-with-related-entity': Case(
-        'related_entity_invalid_for_kind', FACT_CONTEXT,
-        replace(FACT, related_entity='Quillon Brask')),
-    'preference-with-related-role': Case(
-        'related_entity_invalid_for_kind', FACT_CONTEXT,
-        replace(FACT, kind='preference', related_role='cousin')),
-    # 4. related_fields_incomplete
-    'relationship-without-role': Case(
-        'related_fields_incomplete', RELATIONSHIP_CONTEXT,
-        replace(RELATIONSHIP, related_role=None)),
-    'relationship-with-empty-entity': Case(
-        'related_fields_incomplete', RELATIONSHIP_CONTEXT,
-        replace(RELATIONSHIP, related_entity='')),
-    'relationship-without-both': Case(
-        'related_fields_incomplete', RELATIONSHIP_CONTEXT,
-        replace(RELATIONSHIP, related_entity=None, related_role=None)),
-    # 5. evidence_not_in_utterance
-    'evidence-not-said': Case(
-        'evidence_not_in_utterance', context('Ottoline Vexworth drinks plain water.'), FACT),
-    'evidence-inside-a-word': Case(
-        'evidence_not_in_utterance',
-        context('Ottoline Vexworth drinks zumbleberry teapots daily.'), FACT),
     'no-turn': Case('evidence_not_in_utterance', None, FACT),
-    'empty-utterance': Case('evidence_not_in_utterance', context(''), FACT),
-    'control-in-utterance': Case(
-        'evidence_not_in_utterance',
-        context('Note this:\nOttoline Vexworth drinks zumbleberry tea.'), FACT),
-    'utterance-over-4000': Case(
-        'evidence_not_in_utterance',
-        context(FACT_CONTEXT.utterance + ' and so on' * 400), FACT),
-    'empty-episode-id': Case(
-        'evidence_not_in_utterance', replace(FACT_CONTEXT, episode_id=''), FACT),
-    'turn-id-over-64': Case(
-        'evidence_not_in_utterance', replace(FACT_CONTEXT, turn_id='t' * 65), FACT),
-    'turn-id-with-space': Case(
-        'evidence_not_in_utterance', replace(FACT_CONTEXT, turn_id='turn 42'), FACT),
-    # 6. subject_not_supported
-    'subject-alias-not-in-evidence': Case(
-        'subject_not_supported', FACT_CONTEXT, replace(FACT, subject='Ottie')),
-    'second-person-not-in-evidence': Case(
-        'subject_not_supported', FACT_CONTEXT, replace(FACT, subject='you')),
-    # 7. related_entity_not_supported
-    'related-alias-inside-a-word': Case(
-        'related_entity_not_supported', RELATIONSHIP_CONTEXT,
-        replace(RELATIONSHIP, related_entity='Quill', value='Quill')),
-    # 8. relationship_value_mismatch
-    'relationship-value-is-subject': Case(
-        'relationship_value_mismatch', RELATIONSHIP_CONTEXT,
-        replace(RELATIONSHIP, value='Ottoline Vexworth')),
-    # 9. value_not_supported
-    'value-not-in-evidence': Case(
-        'value_not_supported', FACT_CONTEXT, replace(FACT, value='oolong')),
-    'value-inside-a-word': Case(
-        'value_not_supported', FACT_CONTEXT, replace(FACT, value='berry tea')),
-    'value-said-outside-evidence': Case(
-        'value_not_supported', FACT_CONTEXT,
-        replace(FACT, value='every morning')),
-    # 10. subject_not_found / subject_ambiguous
-    'unknown-subject': Case(
-        'subject_not_found', context('Zebulon Pikeworth drinks zumbleberry tea.'),
-        replace(FACT, subject='Zebulon Pikeworth',
-                evidence='Zebulon Pikeworth drinks zumbleberry tea')),
-    'first-person-is-not-the-robot': Case(
-        'subject_not_found', context('My favourite drink is zumbleberry tea.'),
-        replace(FACT, subject='My', predicate='favourite_drink',
-                evidence='My favourite drink is zumbleberry tea')),
-    'second-person-without-profile': Case(
-        'subject_not_found', context('Your favourite drink is zumbleberry tea.'),
-        replace(FACT, subject='Your', predicate='favourite_drink',
-                evidence='Your favourite drink is zumbleberry tea'),
-        profile=''),
-    'second-person-profile-unknown': Case(
-        'subject_not_found', context('Your favourite drink is zumbleberry tea.'),
-        replace(FACT, subject='Your', predicate='favourite_drink',
-                evidence='Your favourite drink is zumbleberry tea'),
-        profile='Gyroplex Unit'),
-    'ambiguous-subject': Case(
-        'subject_ambiguous', context('Samwise drinks zumbleberry tea.'),
-        replace(FACT, subject='Samwise', evidence='Samwise drinks zumbleberry tea')),
-    'second-person-profile-ambiguous': Case(
-        'subject_ambiguous', context('Your favourite drink is zumbleberry tea.'),
-        replace(FACT, subject='Your', predicate='favourite_drink',
-                evidence='Your favourite drink is zumbleberry tea'),
-        profile='Samwise'),
-    # 11. related_entity_not_found / related_entity_ambiguous
-    'unknown-related-entity': Case(
-        'related_entity_not_found', context('Ottoline Vexworth is the cousin of Zebulon Pike.'),
-        replace(RELATIONSHIP, value='Zebulon Pike', related_entity='Zebulon Pike',
-                evidence='Ottoline Vexworth is the cousin of Zebulon Pike')),
-    'second-person-related-is-not-mapped': Case(
-        'related_entity_not_found', context('Ottoline Vexworth is a good friend of yours.'),
-        replace(RELATIONSHIP, predicate='friend_of', value='yours', related_entity='yours',
-                related_role='friend', evidence='Ottoline Vexworth is a good friend of yours')),
-    'second-person-you-related-is-not-mapped': Case(
-        'related_entity_not_found', context('Ottoline Vexworth is the cousin of you, Kestrel.'),
-        replace(RELATIONSHIP, value='you', related_entity='you',
-                evidence='Ottoline Vexworth is the cousin of you')),
-    'ambiguous-related-entity': Case(
-        'related_entity_ambiguous', context('Ottoline Vexworth is the cousin of Samwise.'),
-        replace(RELATIONSHIP, value='Samwise', related_entity='Samwise',
-                evidence='Ottoline Vexworth is the cousin of Samwise')),
-    # 13. conflict (the seed holds: Quillon Brask drinks black coffee)
-    'conflicting-value': Case(
-        'conflict', context('Quillon Brask drinks zumbleberry tea nowadays.'),
-        replace(FACT, subject='Quillon Brask', evidence='Quillon Brask drinks zumbleberry tea')),
-    'conflicting-value-across-kinds': Case(
-        'conflict', context('Quill drinks zumbleberry tea nowadays.'),
-        replace(FACT, kind='preference', subject='Quill',
-                evidence='Quill drinks zumbleberry tea')),
     # 15. backend_failure
     'write-fails': Case(
         'backend_failure', FACT_CONTEXT, FACT, wrap_store=lambda store: FailingWriteStore()),
@@ -624,6 +452,19 @@ def test_relationship_duplicate_is_matched_by_value_and_links(store, seed):
                 evidence='ottie is the cousin of quill and of Quillon Brask'), ROBOT_PROFILE)
 
     assert (again.outcome, again.memory_id) == ('duplicate', first.memory_id)
+
+
+def test_relationship_named_by_an_alias_of_the_related_entity_is_a_duplicate(store, seed):
+    memories_before = store.counts()['memories']
+    first = admit(store, RELATIONSHIP_CONTEXT, RELATIONSHIP, ROBOT_PROFILE)
+
+    again = admit(
+        store, context('Ottoline Vexworth is the cousin of Quill.'),
+        replace(RELATIONSHIP, value='Quill', related_entity='Quill',
+                evidence='Ottoline Vexworth is the cousin of Quill'), ROBOT_PROFILE)
+
+    assert (again.outcome, again.memory_id) == ('duplicate', first.memory_id)
+    assert store.counts()['memories'] == memories_before + 1
 
 
 def test_relationships_never_conflict(store, seed):

@@ -147,6 +147,8 @@ MALFORMED_REMEMBER = {
     'kind outside enum': with_changes(SECRET_FACT, kind=SECRET),
     'duplicate key': with_changes(SECRET_FACT).replace('{', '{"subject": "Ada", ', 1),
     'lone surrogate': with_changes(SECRET_FACT, evidence='\ud800'),
+    # ROS strings end at NUL; the node would see a cut text it cannot judge.
+    'nul character': with_changes(SECRET_FACT, value='green\x00tea'),
 }
 
 
@@ -165,7 +167,8 @@ def test_argument_error_does_not_echo_input(case):
 
 
 @pytest.mark.parametrize('raw', [
-    '{"query": 5}', '{"query": null}', '{}', '{"query": "Ada", "limit": 3}', 'Ada', None, 7])
+    '{"query": 5}', '{"query": null}', '{}', '{"query": "Ada", "limit": 3}', 'Ada', None, 7,
+    '{"query": "Ada\\u0000Lovelace"}'])
 def test_malformed_recall_arguments_raise(raw):
     with pytest.raises(ToolArgumentError):
         parse_recall_arguments(raw)

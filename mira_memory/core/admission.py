@@ -25,7 +25,8 @@ rejection:
    (neither None nor '') but blank is treated as a malformed argument, not
    as null.
 2. invalid_proposal: control characters, an inadmissible kind, a predicate
-   or given related role that is not a token.
+   or given related role that is not a token, or a related role of subject
+   (the subject role belongs to the runtime's subject link alone).
 3. related_entity_invalid_for_kind / 4. related_fields_incomplete.
 5. evidence_not_in_utterance: no valid current operator turn, or the
    evidence is not a whole-word span of the utterance.
@@ -136,8 +137,9 @@ _ERRORS = {
         'A required remember argument is empty, or an argument is too long or not text; '
         'nothing was written.'),
     REASON_INVALID_PROPOSAL: (
-        'The proposal is malformed: control characters, an unsupported kind, or a '
-        'predicate or role that is not a token; nothing was written.'),
+        'The proposal is malformed: control characters, an unsupported kind, a '
+        'predicate or role that is not a token, or a role reserved for the runtime; '
+        'nothing was written.'),
     REASON_EVIDENCE_NOT_IN_UTTERANCE: (
         'The evidence is not a span of the current operator utterance, or there is no '
         'current operator turn; nothing was written.'),
@@ -283,7 +285,11 @@ def _admit(store, context, proposal, robot_profile):
         same_slot = sorted(same_slot, key=lambda memory: memory.id)
         wanted_links = frozenset(links)
         for memory in same_slot:
-            if memory.value_key == value_key and _link_set(memory) == wanted_links:
+            # A relationship's value only names its related entity, whose identity
+            # is already in the link set: naming it by an alias is the same
+            # relationship. Facts and preferences compare their values.
+            same_value = kind == KIND_RELATIONSHIP or memory.value_key == value_key
+            if same_value and _link_set(memory) == wanted_links:
                 return AdmissionResult(
                     STATUS_APPLIED, OUTCOME_DUPLICATE, '', memory.id, (), '')
         if kind != KIND_RELATIONSHIP:
@@ -335,7 +341,7 @@ def _proposal_tokens(proposal, related_role):
         role = None if related_role is None else normalize_token(related_role)
     except NormalizationError:
         return None
-    if kind not in ADMISSIBLE_KINDS:
+    if kind not in ADMISSIBLE_KINDS or role == SUBJECT_ROLE:
         return None
     return kind, predicate, role
 

@@ -247,6 +247,10 @@ def _conforms(value, spec):
         return False
     if 'enum' in spec and value not in spec['enum']:
         return False
+    if '\x00' in value:
+        # A ROS string field ends at NUL: the memory node would receive a cut
+        # text and could not reject its control character itself.
+        return False
     try:
         # A lone surrogate (legal as a JSON escape) cannot cross a ROS string field.
         value.encode('utf-8')

@@ -1,0 +1,256 @@
+# Copyright 2026 mira_memory developers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+The recall and remember service tests' view of one running memory node.
+
+MemoryServices calls the node's real services (admin seeding, recall,
+remember, set_parameters). The lock helpers make the node's real SQLite store
+fail the way SQLite reports contention, without touching a byte of data.
+"""
+
+import contextlib
+import hashlib
+import itertools
+import sqlite3
+import subprocess
+import sys
+
+import pytest
+
+srv = pytest.importorskip('mira_memory.srv', reason='the built ROS 2 environment is not active')
+msg = pytest.importorskip('mira_memory.msg', reason='the built ROS 2 environment is not active')
+rcl_srv = pytest.importorskip('rcl_interfaces.srv')
+rcl_msg = pytest.importorskip('rcl_interfaces.msg')
+
+ADMIN = {
+    'status': srv.AdminStatus,
+    'entity_add': srv.AdminEntityAdd,
+    'alias_add': srv.AdminAliasAdd,
+    'add': srv.AdminAdd,
+    'show': srv.AdminShow,
+}
+COUNT_FIELDS = ('entity_count', 'alias_count', 'memory_count', 'active_memory_count',
+                'link_count', 'payload_count')
+# A recall that waits out SQLite's whole WAL read retry loop (about ten
+# seconds of backoff) still answers well within this.
+SLOW_CALL_TIMEOUT = 90.0
+
+# Starting rclpy and opening the store on a loaded, shared machine can take
+# a while; this is a deadline for a hung start, not a performance claim.
+STARTUP_TIMEOUT = 90.0
+
+_names = itertools.count(1)
+
+
+def unique(label):
+    """Return label made unique within this test run (tests share one node)."""
+    return f'{label} {next(_names)}'
+
+
+def unique_token(label):
+    """Return a predicate/role token no other test of this run uses."""
+    return f'{label}_{next(_names)}'
+
+
+def start_enabled_node(start, ros, name, robot_profile):
+    """
+    Start an enabled memory node on a database of its own; wait for its services.
+
+    start is the conftest module_memory_node starter; the returned process
+    carries database_path.
+    """
+    database_path = start.directory / name / 'memory.sqlite3'
+    process = start({'enabled': True, 'database_path': str(database_path),
+                     'robot_profile': robot_profile}, wait_service=None)
+    process.database_path = database_path
+    for service_type, service in ((srv.Remember, 'remember'),
+                                  (srv.RecallMemory, 'recall_memory'),
+                                  (srv.AdminStatus, 'admin/status')):
+        if not ros.wait_for_service(service_type, f'{process.prefix}/{service}',
+                                    timeout=STARTUP_TIMEOUT):
+            raise AssertionError(
+                f'memory node offers no {service} (exit code {process.process.poll()}):\n'
+                f'{process.output()}')
+    return process
+
+
+def message_strings(message):
+    """Yield every string inside a ROS message, nested messages and arrays included."""
+    if isinstance(message, str):
+        yield message
+    elif isinstance(message, (list, tuple)):
+        for item in message:
+            yield from message_strings(item)
+    elif hasattr(message, 'get_fields_and_field_types'):
+        for name in message.get_fields_and_field_types():
+            yield from message_strings(getattr(message, name))
+
+
+class MemoryServices:
+    """Calls to one memory node's services under its prefix (<ns>/memory)."""
+
+    def __init__(self, ros, prefix):
+        self.ros = ros
+        self.prefix = prefix
+
+    def admin(self, command, **fields):
+        """Call admin/<command> and return the response (success unchecked)."""
+        service_type = ADMIN[command]
+        return self.ros.call(
+            service_type, f'{self.prefix}/admin/{command}', service_type.Request(**fields))
+
+    def _admin_ok(self, command, **fields):
+        response = self.admin(command, **fields)
+        assert response.success, (command, response.error_code, response.message)
+        return response
+
+    def counts(self):
+        """Return the row counts of admin/status as a dict."""
+        status = self._admin_ok('status')
+        return {name: getattr(status, name) for name in COUNT_FIELDS}
+
+    def robot_profile(self):
+        """Return the robot profile the node reports in admin/status."""
+        return self._admin_ok('status').robot_profile
+
+    def entity(self, name, entity_type='person', aliases=()):
+        """Create an entity with aliases (supervised admin path); return ENT<n>."""
+        entity_id = self._admin_ok(
+            'entity_add', entity_type=entity_type, canonical_name=name).entity.id
+        for alias in aliases:
+            self.alias(entity_id, alias)
+        return entity_id
+
+    def alias(self, entity_id, alias):
+        """Add an alias to an entity."""
+        self._admin_ok('alias_add', entity_id=entity_id, alias=alias)
+
+    def memory(self, summary, links, kind='fact', **fields):
+        """Create a memory linked as (ENT<n>, role) pairs; return its message."""
+        links = [msg.MemoryLink(entity_id=entity_id, role=role) for entity_id, role in links]
+        return self._admin_ok('add', kind=kind, summary=summary, links=links, **fields).memory
+
+    def show(self, memory_id):
+        """Return admin/show for MEM<n> (memory and payloads)."""
+        return self._admin_ok('show', memory_id=memory_id)
+
+    def recall(self, query, timeout=20.0):
+        """Call recall_memory."""
+        return self.ros.call(srv.RecallMemory, f'{self.prefix}/recall_memory',
+                             srv.RecallMemory.Request(query=query), timeout=timeout)
+
+    def remember(self, request, timeout=20.0):
+        """Call remember with a Remember.Request."""
+        return self.ros.call(srv.Remember, f'{self.prefix}/remember', request, timeout=timeout)
+
+    def set_robot_profile(self, name):
+        """Set the robot_profile parameter through the node's set_parameters service."""
+        parameter = rcl_msg.Parameter(name='robot_profile', value=rcl_msg.ParameterValue(
+            type=rcl_msg.ParameterType.PARAMETER_STRING, string_value=name))
+        response = self.ros.call(
+            rcl_srv.SetParameters, f'{self.prefix}/set_parameters',
+            rcl_srv.SetParameters.Request(parameters=[parameter]))
+        assert [result.successful for result in response.results] == [True], response
+
+    @contextlib.contextmanager
+    def robot_profile_set_to(self, name):
+        """Run a block with robot_profile set to name, then restore the old one."""
+        previous = self.robot_profile()
+        if name == previous:
+            yield
+            return
+        self.set_robot_profile(name)
+        try:
+            yield
+        finally:
+            self.set_robot_profile(previous)
+
+
+def remember_request(context, proposal):
+    """Build a Remember request from core TurnContext and Proposal (None is empty)."""
+    return srv.Remember.Request(
+        episode_id=context.episode_id, turn_id=context.turn_id, utterance=context.utterance,
+        kind=proposal.kind, subject=proposal.subject, predicate=proposal.predicate,
+        value=proposal.value, related_entity=proposal.related_entity or '',
+        related_role=proposal.related_role or '', evidence=proposal.evidence)
+
+
+def database_fingerprint(database_path):
+    """
+    Return the SHA-256 of the database file followed by its WAL.
+
+    In WAL mode every committed write appends frames to the -wal file (or
+    restarts it under new salts) until a checkpoint copies them into the main
+    file, so no transaction can commit while both stay byte-identical. The
+    -shm file is excluded: readers update their read marks there.
+    """
+    digest = hashlib.sha256()
+    for suffix in ('', '-wal'):
+        path = database_path.with_name(database_path.name + suffix)
+        digest.update(suffix.encode() + b':')
+        if path.exists():
+            digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
+@contextlib.contextmanager
+def write_lock_held(database_path):
+    """
+    Hold the database's write lock from another connection, as a second writer would.
+
+    The node's BEGIN IMMEDIATE then waits out its busy timeout and SQLite
+    reports "database is locked". Nothing is written: the transaction is
+    rolled back.
+    """
+    connection = sqlite3.connect(str(database_path), isolation_level=None, timeout=0)
+    try:
+        connection.execute('BEGIN IMMEDIATE')
+        yield
+        connection.execute('ROLLBACK')
+    finally:
+        connection.close()
+
+
+# The WAL-index read-mark locks are bytes 123..127 of the -shm file (lock
+# bytes start at offset 120: WRITE, CHECKPOINT, RECOVER, then READ0..READ4;
+# https://www.sqlite.org/walformat.html). POSIX record locks belong to a
+# process, so a child holds them: nothing in this process can drop them.
+_READ_LOCK_HOLDER = """
+import fcntl, os, sys
+fd = os.open(sys.argv[1], os.O_RDWR)
+fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB, 5, 123, os.SEEK_SET)
+print('locked', flush=True)
+sys.stdin.read()
+"""
+
+
+@contextlib.contextmanager
+def read_locks_held(database_path):
+    """
+    Hold every WAL read-mark lock exclusively, as a stuck checkpointer would.
+
+    No connection can start a read transaction: after its retry loop SQLite
+    reports a locking-protocol error (SQLITE_PROTOCOL). Nothing is written.
+    """
+    shm = database_path.with_name(database_path.name + '-shm')
+    holder = subprocess.Popen(
+        [sys.executable, '-c', _READ_LOCK_HOLDER, str(shm)],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == 'locked', 'could not lock the WAL index'
+        yield
+    finally:
+        holder.stdin.close()
+        holder.wait(timeout=20)
