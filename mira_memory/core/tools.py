@@ -132,7 +132,8 @@ REMEMBER_TOOL = {
                 'type': ['string', 'null'],
                 'description': (
                     'Relationship only: a simple role identifier for the related entity, '
-                    'such as friend or manager. null for a fact or a preference.'),
+                    'such as friend or manager (not subject, which the runtime assigns). '
+                    'null for a fact or a preference.'),
             },
             'evidence': {
                 'type': 'string',
