@@ -16,13 +16,14 @@
 
 import json
 
+from mira_memory.core.admission import Proposal
 from mira_memory.core.episodes import (
     AcquisitionBudget, Allowed, AutonomousEpisode, OperatorEpisode, Refused,
     RememberRequest, WorkingMemory)
 from mira_memory.core.tools import (
     parse_recall_arguments, parse_remember_arguments, RECALL_MEMORY_TOOL,
     recall_result_text, RecallArguments, refused_text, remember_result_text,
-    REMEMBER_TOOL, RememberArguments, ToolArgumentError, tools_for_episode)
+    REMEMBER_TOOL, ToolArgumentError, tools_for_episode)
 import pytest
 
 SECRET = 'Zyxwv-sentinel'
@@ -115,7 +116,7 @@ def test_recall_arguments_parse_from_json_text():
 
 
 def test_remember_arguments_parse_from_dict_with_nulls():
-    assert parse_remember_arguments(FACT) == RememberArguments(
+    assert parse_remember_arguments(FACT) == Proposal(
         'fact', 'Ada', 'favorite_drink', 'green tea', None, None, 'Ada drinks green tea')
 
 

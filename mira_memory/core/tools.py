@@ -28,7 +28,8 @@ the node's response fields, which never echo arguments either.
 import copy
 from dataclasses import dataclass
 import json
-from typing import Optional
+
+from mira_memory.core.admission import Proposal
 
 RECALL_MEMORY = 'recall_memory'
 REMEMBER = 'remember'
@@ -181,19 +182,6 @@ class RecallArguments:
     query: str
 
 
-@dataclass(frozen=True)
-class RememberArguments:
-    """The model's remember proposal; None is the schema's null."""
-
-    kind: str
-    subject: str
-    predicate: str
-    value: str
-    related_entity: Optional[str]
-    related_role: Optional[str]
-    evidence: str
-
-
 def parse_recall_arguments(raw):
     """Parse recall_memory arguments (JSON text or dict); raise ToolArgumentError."""
     return RecallArguments(**_parse_object(raw, RECALL_MEMORY_TOOL['parameters']))
@@ -201,7 +189,8 @@ def parse_recall_arguments(raw):
 
 def parse_remember_arguments(raw):
     """Parse remember arguments (JSON text or dict); raise ToolArgumentError."""
-    return RememberArguments(**_parse_object(raw, REMEMBER_TOOL['parameters']))
+    # The model's arguments are exactly the node's Proposal: one type on both sides.
+    return Proposal(**_parse_object(raw, REMEMBER_TOOL['parameters']))
 
 
 # The tool schema above is the one source of truth and the check below reads
