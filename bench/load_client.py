@@ -1,0 +1,94 @@
+#!/usr/bin/env python3
+# Copyright 2026 mira_memory developers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+One throughput client process: call a service back to back during set phases.
+
+Protocol (line-based, so several processes start each phase together):
+argv[1] is a JSON object {"node_prefix", "metadata_path", "client_index"};
+the process prints READY once both services answer, then reads one JSON
+line from stdin, a list of phases {"series", "start", "end"} in wall-clock
+seconds, runs them, and prints one JSON line with the calls completed
+within each phase.
+"""
+
+import collections
+import json
+import os
+import sys
+import time
+
+import rclpy
+from rclpy.context import Context
+from rclpy.executors import SingleThreadedExecutor
+import workload
+
+CALL_TIMEOUT_S = 10.0
+WARMUP_CALLS = 5
+
+
+def main():
+    """Run the phases the runner sends and report calls per phase."""
+    workload.stop_with_runner()
+    settings = json.loads(sys.argv[1])
+    with open(settings['metadata_path']) as handle:
+        load = workload.Workload(json.load(handle))
+    names = workload.service_names(settings['node_prefix'])
+    context = Context()
+    rclpy.init(context=context)
+    node = rclpy.create_node('bench_load_%d' % os.getpid(), context=context)
+    executor = SingleThreadedExecutor(context=context)
+    executor.add_node(node)
+    clients = {}
+    try:
+        for series in ('trigger', 'recall_found'):
+            kind = workload.service_kind(series)
+            clients[series] = node.create_client(workload.SERVICE_TYPES[kind], names[kind])
+            if not clients[series].wait_for_service(timeout_sec=30.0):
+                raise RuntimeError('service %s is not available' % names[kind])
+            for n in range(WARMUP_CALLS):
+                workload.call(
+                    executor, clients[series], load.request(series, n), CALL_TIMEOUT_S)
+        print('READY', flush=True)
+        phases = json.loads(sys.stdin.readline())
+        offset = settings['client_index']
+        report = []
+        for phase in phases:
+            series = phase['series']
+            requests = [load.request(series, offset + n) for n in range(64)]
+            while time.time() < phase['start'] and context.ok():
+                time.sleep(0.001)
+            calls = 0
+            outcomes = collections.Counter()
+            # SIGTERM (the runner stopping early) shuts the context down.
+            while context.ok():
+                _, response = workload.call(
+                    executor, clients[series], requests[calls % len(requests)], CALL_TIMEOUT_S)
+                if time.time() > phase['end']:
+                    break
+                calls += 1
+                label = 'timeout' if response is None else workload.outcome(series, response)
+                outcomes[label] += 1
+            report.append({'series': series, 'calls': calls, 'outcomes': dict(outcomes)})
+        print(json.dumps(report), flush=True)
+    finally:
+        executor.shutdown()
+        node.destroy_node()
+        rclpy.try_shutdown(context=context)
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())

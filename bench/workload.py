@@ -1,0 +1,177 @@
+# Copyright 2026 mira_memory developers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+The requests of every measured series, built from a generated store's metadata.
+
+Request objects are built before the clock starts, so client-side request
+construction is never part of a measured round trip.
+"""
+
+import ctypes
+import os
+import signal
+import time
+
+from mira_memory.srv import RecallMemory, Remember
+from std_srvs.srv import Trigger
+
+SERIES = (
+    'trigger', 'canned_recall', 'recall_found', 'recall_ambiguous', 'recall_miss',
+    'remember_created', 'remember_duplicate', 'remember_rejected')
+FLOOR = 'trigger'
+# The outcome label every call of a series must produce.
+EXPECTED_OUTCOMES = {
+    'trigger': 'ok',
+    'canned_recall': 'found',
+    'recall_found': 'found',
+    'recall_ambiguous': 'ambiguous',
+    'recall_miss': 'miss',
+    'remember_created': 'applied/created',
+    'remember_duplicate': 'applied/duplicate',
+    'remember_rejected': 'rejected/value_not_supported',
+}
+SERVICE_TYPES = {
+    'trigger': Trigger, 'canned': RecallMemory, 'recall': RecallMemory, 'remember': Remember}
+EPISODE_ID = 'bench'
+# The runner exports its pid so that its children can tell it is gone.
+RUNNER_PID_VARIABLE = 'MIRA_BENCH_RUNNER_PID'
+_PR_SET_PDEATHSIG = 1
+_VALUES = ('green tea', 'black coffee', 'ramen', 'jazz', 'chess', 'long walks', 'sushi',
+           'the color teal')
+
+
+def stop_with_runner():
+    """
+    Have Linux send this process SIGTERM when the runner that started it dies.
+
+    A runner that crashes or is killed cannot stop its node and client
+    processes; with this they stop themselves, as they do when the runner
+    stops them (SIGTERM, never ignored the way a background job's SIGINT is).
+    """
+    runner = os.environ.get(RUNNER_PID_VARIABLE)
+    if runner is None:
+        return
+    ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
+    if os.getppid() != int(runner):
+        # The runner died before the request above was in place.
+        os.kill(os.getpid(), signal.SIGTERM)
+
+
+def call(executor, client, request, timeout_s):
+    """
+    Return (round trip in ns, response or None) of one service call.
+
+    None means no response within timeout_s, or the context was shut down.
+
+    The executor is spun once at a time until the future is done rather
+    than with spin_until_future_complete: on Jazzy (rclpy 7.1) that adds a
+    done callback per call which the executor only runs as a task on a later
+    spin, costing milliseconds per call and growing over a long run (Kilted
+    is not affected). Both distros then measure the same client work.
+    """
+    started = time.perf_counter_ns()
+    deadline = time.monotonic() + timeout_s
+    future = client.call_async(request)
+    while not future.done():
+        remaining = deadline - time.monotonic()
+        if remaining <= 0 or not executor.context.ok():
+            client.remove_pending_request(future)
+            return time.perf_counter_ns() - started, None
+        # Short waits, so a shut-down context is noticed soon; a response
+        # still ends the wait the moment it arrives.
+        executor.spin_once(timeout_sec=min(remaining, 0.1))
+    return time.perf_counter_ns() - started, future.result()
+
+
+def service_kind(series):
+    """Return 'trigger', 'canned', 'recall' or 'remember' for a series name."""
+    return series.split('_', 1)[0]
+
+
+def service_names(node_prefix):
+    """Return the full service name of each service kind under a node prefix."""
+    return {
+        'trigger': node_prefix + '/bench/empty',
+        'canned': node_prefix + '/bench/canned_recall',
+        'recall': node_prefix + '/recall_memory',
+        'remember': node_prefix + '/remember',
+    }
+
+
+def outcome(series, response):
+    """Return the outcome label of a response (compared with EXPECTED_OUTCOMES)."""
+    kind = service_kind(series)
+    if kind == 'trigger':
+        # The floor's callback is empty: any response is the expected one.
+        return 'ok'
+    if kind in ('canned', 'recall'):
+        return response.status
+    return '%s/%s' % (response.status, response.outcome or response.reason)
+
+
+class Workload:
+    """Deterministic request sequences over one store's query pools."""
+
+    def __init__(self, metadata):
+        self._found = metadata['found_queries']
+        self._ambiguous = metadata['ambiguous_queries']
+        self._miss = metadata['miss_queries']
+        self._subjects = metadata['remember_subjects']
+        # Proposals already created, re-sent verbatim as retries (duplicates).
+        self._created = []
+
+    def request(self, series, n):
+        """Return the n-th request of a series (n counts from 0)."""
+        if series == 'trigger':
+            return Trigger.Request()
+        if series in ('canned_recall', 'recall_found'):
+            return RecallMemory.Request(query=self._found[n % len(self._found)])
+        if series == 'recall_ambiguous':
+            return RecallMemory.Request(query=self._ambiguous[n % len(self._ambiguous)])
+        if series == 'recall_miss':
+            return RecallMemory.Request(query=self._miss[n % len(self._miss)])
+        if series == 'remember_created':
+            request = self._proposal(n, supported=True)
+            self._created.append(request)
+            return request
+        if series == 'remember_duplicate':
+            if not self._created:
+                raise RuntimeError('duplicates need an earlier created proposal (warm up first)')
+            return self._created[n % len(self._created)]
+        if series == 'remember_rejected':
+            return self._proposal(n, supported=False)
+        raise ValueError('unknown series %r' % series)
+
+    def _proposal(self, n, supported):
+        """
+        Return a grounded proposal about an existing person, new in its slot.
+
+        Every created proposal has its own predicate (so it never conflicts
+        with an earlier one) and its own turn (one memory per turn). A
+        rejected one names a value the operator did not say.
+        """
+        subject = self._subjects[n % len(self._subjects)]
+        said = _VALUES[n % len(_VALUES)]
+        value = said if supported else _VALUES[(n + 1) % len(_VALUES)]
+        evidence = '%s really likes %s' % (subject, said)
+        return Remember.Request(
+            episode_id=EPISODE_ID,
+            turn_id='%s%d' % ('c' if supported else 'r', n),
+            utterance='By the way, %s these days.' % evidence,
+            kind=('preference', 'fact')[n % 2],
+            subject=subject,
+            predicate='bench_likes_%d' % n,
+            value=value,
+            evidence=evidence)
