@@ -185,7 +185,10 @@ class MemoryNode(Node):
             self.get_logger().error('remember failed unexpectedly', throttle_duration_sec=1.0)
             result = admission.backend_failure()
         if result.status == admission.STATUS_APPLIED:
-            self.get_logger().info(
+            # Debug, not info: an rclpy log call costs about as much as the
+            # admission itself (see bench/README.md), and the row's source
+            # label already records the episode and turn of every write.
+            self.get_logger().debug(
                 f'remember {result.outcome} {store.format_memory_id(result.memory_id)} '
                 f'(episode {request.episode_id!r} turn {request.turn_id!r})')
         return responses.fill_remember(response, result)
@@ -241,11 +244,11 @@ class MemoryNode(Node):
             response, f'alias added to {store.format_entity_id(entity.id)}')
 
     def _admin_find(self, request, response):
-        records = []
-        for entity in self._store.find_entities(request.name):
-            memories, truncated = self._store.newest_active_memories(
-                entity.id, FIND_MEMORY_LIMIT)
-            records.append(responses.entity_record(entity, memories, truncated))
+        found, _ = self._store.find_with_newest_memories(
+            request.name, entity_limit=None, memory_limit=FIND_MEMORY_LIMIT, with_aliases=True)
+        records = [
+            responses.entity_record(entity, memories, truncated)
+            for entity, memories, truncated in found]
         response.entities = records
         responses.fill_admin_success(response, f'{len(records)} exact match(es)')
 

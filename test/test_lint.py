@@ -26,14 +26,24 @@ PYTHON_DIRS = ('mira_memory', 'test', 'launch', 'bench', 'scripts', 'tools')
 HEADER = (ROOT / 'mira_memory' / 'core' / '__init__.py').read_text().splitlines()[:13]
 
 
+SKIPPED_PARTS = {'__pycache__', 'cache', 'results'}  # bench/cache holds GB-sized stores
+SHEBANG = b'#!/usr/bin/env python3'
+
+
+def _is_python(path):
+    if path.suffix == '.py':
+        return True
+    with path.open('rb') as handle:
+        return handle.read(len(SHEBANG)) == SHEBANG
+
+
 def _python_files():
     files = []
     for directory in PYTHON_DIRS:
         for path in sorted((ROOT / directory).rglob('*')):
-            if '__pycache__' in path.parts or not path.is_file():
+            if SKIPPED_PARTS.intersection(path.parts) or not path.is_file():
                 continue
-            if path.suffix == '.py' or path.read_text(errors='replace').startswith(
-                    '#!/usr/bin/env python3'):
+            if _is_python(path):
                 files.append(path)
     return files
 

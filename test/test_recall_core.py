@@ -310,7 +310,7 @@ class FailingReader:
     def __init__(self, error):
         self.error = error
 
-    def find_entities(self, name, *, limit=None, with_aliases=True):
+    def find_with_newest_memories(self, name, **limits):
         raise self.error
 
 

@@ -682,6 +682,33 @@ def test_newest_active_of_entity_without_memories_is_empty(store, mira):
     assert store.newest_active_memories(mira.id, 8) == ([], False)
 
 
+def test_find_with_newest_memories_caps_entities_and_memories(store):
+    entities = [store.add_entity('person', 'Sam %d' % i) for i in range(3)]
+    for entity in entities:
+        store.add_alias(entity.id, 'Sam')
+    ids = _add_facts(store, entities[0].id, 4)
+
+    views, entities_truncated = store.find_with_newest_memories(
+        'SAM', entity_limit=2, memory_limit=3)
+
+    assert [entity.id for entity, _, _ in views] == [e.id for e in entities[:2]]
+    assert entities_truncated
+    first_memories, first_truncated = views[0][1], views[0][2]
+    assert [m.id for m in first_memories] == ids[-3:] and first_truncated
+    assert views[1][1:] == ([], False)
+
+
+def test_find_with_newest_memories_without_entity_limit_returns_all(store):
+    for i in range(7):
+        store.add_alias(store.add_entity('person', 'Kim %d' % i).id, 'Kim')
+
+    views, entities_truncated = store.find_with_newest_memories(
+        'kim', entity_limit=None, memory_limit=8, with_aliases=True)
+
+    assert len(views) == 7 and not entities_truncated
+    assert views[0][0].aliases == ('Kim',)
+
+
 @pytest.mark.parametrize('limit', [0, -1, None, True])
 def test_newest_active_rejects_invalid_limit(store, mira, limit):
     with pytest.raises(InvalidInputError):

@@ -35,6 +35,9 @@ import unicodedata
 # fullwidth forms never create a second key.
 TOKEN_PATTERN = re.compile(r'[a-z][a-z0-9_]*')
 TOKEN_MAX_LENGTH = 64
+# Unicode category Cc is exactly C0, DEL and C1; one regex search is much
+# cheaper than a category lookup per character (remember checks many fields).
+_CONTROL_CHARACTER = re.compile('[\x00-\x1f\x7f-\x9f]')
 
 
 class NormalizationError(ValueError):
@@ -47,7 +50,7 @@ class NormalizationError(ValueError):
 
 def has_control_characters(text):
     """Return True when text contains a Unicode control character (Cc)."""
-    return any(unicodedata.category(char) == 'Cc' for char in text)
+    return _CONTROL_CHARACTER.search(text) is not None
 
 
 def _collapse_whitespace(text):
@@ -111,6 +114,9 @@ def _is_word_char(char):
 
 def _folded_with_origins(display):
     """Fold display text char by char, remembering where each key char came from."""
+    if display.isascii():
+        # ASCII folds to ASCII of the same length: lower() is the whole story.
+        return display.lower(), range(len(display))
     folded = []
     origins = []
     for index, char in enumerate(display):

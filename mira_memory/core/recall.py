@@ -129,23 +129,25 @@ def recall(reader, query):
     """
     Recall what persistent memory holds under one exact name or alias.
 
-    reader is a MemoryReader (or store) offering find_entities and
-    newest_active_memories. Never raises: store failures yield status
+    reader is a MemoryReader (or store) offering find_with_newest_memories,
+    which reads everything in one snapshot. Never raises: store failures yield status
     unavailable with no entities.
     """
     reason = validate_query(query)
     if reason:
         return _finish(STATUS_INVALID, reason, (), False, [_INVALID_LINES[reason]])
     try:
-        matches = _find_entities(reader, query)
-        views = []
-        for entity in matches[:MAX_ENTITIES]:
-            memories, truncated = reader.newest_active_memories(
-                entity.id, MAX_MEMORIES_PER_ENTITY)
-            views.append(RecalledEntityView(entity, tuple(memories), truncated))
+        found, entities_truncated = reader.find_with_newest_memories(
+            query, entity_limit=MAX_ENTITIES, memory_limit=MAX_MEMORIES_PER_ENTITY)
+    except InvalidInputError:
+        # A valid query whose NFKC form outgrows the store's name bound: no
+        # stored name or alias can have its key, so this is a plain miss.
+        found, entities_truncated = [], False
     except (StoreError, sqlite3.Error):
         return unavailable()
-    entities_truncated = len(matches) > MAX_ENTITIES
+    views = [
+        RecalledEntityView(entity, tuple(memories), truncated)
+        for entity, memories, truncated in found]
     shown_query = display_form(query)
     if not views:
         lines = [
@@ -167,15 +169,6 @@ def recall(reader, query):
 def unavailable():
     """Return the store_unavailable result, also for callers with no store at all."""
     return _finish(STATUS_UNAVAILABLE, REASON_STORE_UNAVAILABLE, (), False, [_UNAVAILABLE_LINE])
-
-
-def _find_entities(reader, query):
-    try:
-        return reader.find_entities(query, limit=MAX_ENTITIES + 1, with_aliases=False)
-    except InvalidInputError:
-        # A valid query whose NFKC form outgrows the store's name bound: no
-        # stored name or alias can have its key, so this is a plain miss.
-        return []
 
 
 def _ambiguous_line(shown_query, shown, entities_truncated):

@@ -690,6 +690,25 @@ class _Reads:
         with self._snapshot('newest_active_memories') as conn:
             return _query_newest_active(conn, entity_id, limit)
 
+    def find_with_newest_memories(self, name, *, entity_limit, memory_limit, with_aliases=False):
+        """
+        Return exact matches of name with their newest active memories, in one snapshot.
+
+        Returns ([(entity, memories, memories_truncated)], entities_truncated)
+        for at most entity_limit entities (None: all) in entity-id order; the
+        memories are each entity's memory_limit newest active ones, ascending.
+        This is recall's (and the console find's) whole read, consistent and
+        with one transaction.
+        """
+        probe = None if entity_limit is None else entity_limit + 1
+        with self._snapshot('find_with_newest_memories') as conn:
+            entities = _query_find_entities(conn, name, probe, with_aliases)
+            shown = entities if entity_limit is None else entities[:entity_limit]
+            views = [
+                (entity, *_query_newest_active(conn, entity.id, memory_limit))
+                for entity in shown]
+        return views, len(shown) < len(entities)
+
     def counts(self):
         """Return row counts of every table plus active memories."""
         with self._snapshot('counts') as conn:
