@@ -14,6 +14,7 @@
 
 """Shared fixtures: loopback-only DDS, a private domain, real memory node processes."""
 
+import datetime
 import os
 import random
 
@@ -23,6 +24,30 @@ import pytest
 # domain of its own (tools/test picks one; a bare pytest run picks here).
 os.environ['ROS_AUTOMATIC_DISCOVERY_RANGE'] = 'LOCALHOST'
 os.environ.setdefault('ROS_DOMAIN_ID', str(random.SystemRandom().randint(1, 101)))
+
+
+# The store's clock in core tests, so created_at is a known string.
+FIXED_NOW = datetime.datetime(2026, 1, 2, 3, 4, 5, tzinfo=datetime.timezone.utc)
+FIXED_CREATED_AT = '2026-01-02T03:04:05Z'
+
+
+def fixed_clock():
+    return FIXED_NOW
+
+
+@pytest.fixture
+def db_path(tmp_path):
+    """Return the path of a fresh SQLite file in the test's own directory."""
+    return tmp_path / 'memory.sqlite3'
+
+
+@pytest.fixture
+def store(db_path):
+    """Open a fresh MemoryStore on a real file, with the fixed clock."""
+    from mira_memory.core.store import MemoryStore
+    opened = MemoryStore.open(db_path, clock=fixed_clock)
+    yield opened
+    opened.close()
 
 
 def _ros_missing_reason():

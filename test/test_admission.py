@@ -15,23 +15,17 @@
 """Admission: every rule with its one reason, grounding, slots, idempotency, no echo."""
 
 from dataclasses import dataclass, fields, replace
-import datetime
 import pathlib
 import sqlite3
 
 from admission_cases import Case, CASES, context, FACT, FACT_CONTEXT, RELATIONSHIP
 from admission_cases import RELATIONSHIP_CONTEXT, ROBOT_PROFILE
+from conftest import FIXED_CREATED_AT as CREATED_AT
 from mira_memory.core.admission import AdmissionResult, admit, backend_failure
 from mira_memory.core.admission import ERROR_MAX_LENGTH, Proposal
 from mira_memory.core.admission import REASONS, TURN_ALREADY_WROTE_ERROR, TurnContext
 from mira_memory.core.store import BackendError, MemoryStore, NewMemory
 import pytest
-
-CREATED_AT = '2026-01-02T03:04:05Z'
-
-
-def fixed_clock():
-    return datetime.datetime(2026, 1, 2, 3, 4, 5, tzinfo=datetime.timezone.utc)
 
 
 @dataclass(frozen=True)
@@ -44,18 +38,6 @@ class Seed:
     samwise_north: int
     samwise_south: int
     quillon_drinks: int
-
-
-@pytest.fixture
-def db_path(tmp_path):
-    return tmp_path / 'memory.sqlite3'
-
-
-@pytest.fixture
-def store(db_path):
-    store = MemoryStore.open(db_path, clock=fixed_clock)
-    yield store
-    store.close()
 
 
 @pytest.fixture

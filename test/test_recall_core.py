@@ -14,35 +14,17 @@
 
 """Recall core: exact lookup, bounded projection, deterministic framed rendering."""
 
-import datetime
 import hashlib
 import pathlib
 import sqlite3
 
+from conftest import FIXED_CREATED_AT as CREATED_AT
 from mira_memory.core import recall as recall_module
 from mira_memory.core.recall import FRAMING_LINE, MAX_ENTITIES, MAX_MEMORIES_PER_ENTITY
 from mira_memory.core.recall import REASONS, recall, STATUSES, TEXT_MAX_CHARACTERS
 from mira_memory.core.recall import TEXT_TRUNCATED_LINE, unavailable
 from mira_memory.core.store import BackendError, MemoryStore, NewMemory
 import pytest
-
-CREATED_AT = '2026-01-02T03:04:05Z'
-
-
-def fixed_clock():
-    return datetime.datetime(2026, 1, 2, 3, 4, 5, tzinfo=datetime.timezone.utc)
-
-
-@pytest.fixture
-def db_path(tmp_path):
-    return tmp_path / 'memory.sqlite3'
-
-
-@pytest.fixture
-def store(db_path):
-    store = MemoryStore.open(db_path, clock=fixed_clock)
-    yield store
-    store.close()
 
 
 @pytest.fixture

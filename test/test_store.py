@@ -20,6 +20,7 @@ import os
 import random
 import sqlite3
 
+from conftest import FIXED_CREATED_AT
 from mira_memory.core import store as store_module
 from mira_memory.core.normalize import normalize_key
 from mira_memory.core.store import BackendError
@@ -40,27 +41,10 @@ from mira_memory.core.store import StoreError
 from mira_memory.core.store import UnsupportedDatabaseError
 import pytest
 
-FIXED_NOW = datetime.datetime(2026, 3, 4, 5, 6, 7, tzinfo=datetime.timezone.utc)
 EMPTY_COUNTS = {
     'entities': 0, 'aliases': 0, 'memories': 0, 'active_memories': 0, 'links': 0,
     'payloads': 0,
 }
-
-
-def fixed_clock():
-    return FIXED_NOW
-
-
-@pytest.fixture
-def db_path(tmp_path):
-    return tmp_path / 'memory.sqlite3'
-
-
-@pytest.fixture
-def store(db_path):
-    opened = MemoryStore.open(db_path, clock=fixed_clock)
-    yield opened
-    opened.close()
 
 
 @pytest.fixture
@@ -517,7 +501,7 @@ def test_manual_write_returns_the_stored_memory(store, mira):
         'fact', 'Mira likes tea', 'likes', 'tea')
     assert (memory.source_kind, memory.source_label, memory.confidence, memory.status) == (
         SOURCE_CONSOLE, 'notebook', 0.75, 'active')
-    assert memory.created_at == '2026-03-04T05:06:07Z'
+    assert memory.created_at == FIXED_CREATED_AT
 
 
 def test_memory_carries_the_normalized_value_key(store, mira):
