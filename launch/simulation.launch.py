@@ -33,10 +33,18 @@ from launch.substitutions import LaunchConfiguration
 from mira_memory import simulation
 
 
+def _database_path(context):
+    configured = LaunchConfiguration('database_path').perform(context)
+    if not configured:
+        # Made only when the nodes start, so --show-args or a given path leave
+        # no empty temporary directory behind.
+        return os.path.join(tempfile.mkdtemp(prefix='mira_simulation_'), 'memory.sqlite3')
+    return os.path.abspath(os.path.expanduser(configured))
+
+
 def _nodes(context):
     specs = simulation.simulation_nodes(
-        database_path=os.path.abspath(
-            os.path.expanduser(LaunchConfiguration('database_path').perform(context))),
+        database_path=_database_path(context),
         scenario_file=LaunchConfiguration('scenario_file').perform(context),
         robot_profile=LaunchConfiguration('robot_profile').perform(context),
         namespace=LaunchConfiguration('namespace').perform(context))
@@ -44,18 +52,15 @@ def _nodes(context):
 
 
 def generate_launch_description():
-    # A fresh directory per launch: the default database never holds a previous run.
-    temporary_database = os.path.join(
-        tempfile.mkdtemp(prefix='mira_simulation_'), 'memory.sqlite3')
     return LaunchDescription([
         DeclareLaunchArgument(
             'robot_profile', default_value=simulation.DEFAULT_ROBOT_PROFILE,
             description='Robot profile name: the entity that you/your/yours/yourself '
                         'denote in remember (the scenario seeds it).'),
         DeclareLaunchArgument(
-            'database_path', default_value=temporary_database,
-            description='SQLite file of the memory node. Default: a new file in a fresh '
-                        'temporary directory (empty on every launch).'),
+            'database_path', default_value='',
+            description='SQLite file of the memory node. Empty (the default): a new file '
+                        'in a fresh temporary directory, so every launch starts empty.'),
         DeclareLaunchArgument(
             'scenario_file', default_value=simulation.default_scenario_file(),
             description='Scenario TOML file: seed, operator turns, scripted model, '
