@@ -108,6 +108,9 @@ def _start_memory_node(started, directory, parameters=None, *, namespace=None,
         }[wait_service]
         if not ros.wait_for_service(service_type, f'{process.prefix}/{wait_service}'):
             raise AssertionError(f'memory node did not come up:\n{process.output()}')
+        # Both directions discovered before the test's first, maybe unrepeatable, call.
+        ros.settle(srv.AdminStatus, f'{process.prefix}/admin/status')
+        process.ros = ros
     return process
 
 
@@ -115,6 +118,8 @@ def _stop_all(started):
     for process in started:
         if process.process.poll() is None:
             process.stop()
+        if getattr(process, 'ros', None) is not None:
+            process.ros.forget_clients(process.prefix)
 
 
 @pytest.fixture

@@ -126,6 +126,35 @@ class RosClient:
             self._clients[key] = self.node.create_client(service_type, name)
         return self._clients[key]
 
+    def forget_clients(self, prefix):
+        """
+        Destroy the clients of every service under prefix (a stopped node's).
+
+        Every client is a DDS writer and reader of this one participant; a
+        node started later must discover all of them before its replies can
+        reach us, so clients of nodes that are gone must not pile up.
+        """
+        for key in [key for key in self._clients if key[1].startswith(prefix + '/')]:
+            self.node.destroy_client(self._clients.pop(key))
+
+    def settle(self, service_type, name, timeout=60.0, attempt_timeout=2.0):
+        """
+        Call an idempotent service until one reply arrives, or fail.
+
+        wait_for_service only says that our side matched the server; a reply
+        can still be dropped while the server has not yet discovered our
+        reply reader (slow on a loaded machine). Use this on a read-only
+        service right after a node starts, before calls that are not safe to
+        repeat.
+        """
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                return self.call(service_type, name, timeout=attempt_timeout)
+            except AssertionError:
+                if time.monotonic() > deadline:
+                    raise
+
     def wait_for_service(self, service_type, name, timeout=20.0):
         """Wait until the service is available; False on timeout."""
         return self.client(service_type, name).wait_for_service(timeout_sec=timeout)
