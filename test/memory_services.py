@@ -83,6 +83,8 @@ def start_enabled_node(start, ros, name, robot_profile):
             raise AssertionError(
                 f'memory node offers no {service} (exit code {process.process.poll()}):\n'
                 f'{process.output()}')
+    # A reply needs the node to have discovered us too: see RosClient.settle.
+    ros.settle(srv.AdminStatus, f'{process.prefix}/admin/status')
     return process
 
 
