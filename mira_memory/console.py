@@ -59,6 +59,13 @@ PROMPT = 'mira> '
 
 MEMORY = 'memory'
 COGNITION = 'cognition'
+# One attempt of the first, read-only call that checks both directions of
+# discovery; a reply normally takes milliseconds.
+SETTLE_ATTEMPT_SEC = 0.5
+SETTLE_SERVICES = {
+    MEMORY: (AdminStatus, 'admin/status'),
+    COGNITION: (WorkingMemoryShow, 'working_memory/show'),
+}
 
 
 class UsageError(Exception):
@@ -387,20 +394,47 @@ class Session:
             rclpy.try_shutdown(context=self.context)
             raise
         self._clients = {}
+        self._settled = set()
+
+    def _client(self, service_type, name):
+        key = (service_type, name)
+        if key not in self._clients:
+            self._clients[key] = self.node.create_client(service_type, name)
+        return self._clients[key]
+
+    def _settle(self, kind, target, deadline):
+        """
+        Get one reply from a read-only service of the target node first.
+
+        wait_for_service only says that this new console found the service;
+        until the node has discovered the console in turn, a reply can be
+        dropped for good (seen on a loaded machine with Kilted). Repeating a
+        read is harmless, repeating a write is not, so no command goes out
+        before one read came back.
+        """
+        service_type, service = SETTLE_SERVICES[kind]
+        client = self._client(service_type, f'{target.rstrip("/")}/{service}')
+        while time.monotonic() < deadline:
+            future = client.call_async(service_type.Request())
+            self.executor.spin_until_future_complete(
+                future, timeout_sec=min(SETTLE_ATTEMPT_SEC, max(0.0, deadline - time.monotonic())))
+            if future.done():
+                self._settled.add(kind)
+                return
+            client.remove_pending_request(future)
 
     def call(self, command, request):
         """Call the command's service and return the response; raise CallError."""
         target = (self.settings.memory_node if command.target == MEMORY
                   else self.settings.cognition_node)
         name = f'{target.rstrip("/")}/{command.service}'
-        key = (command.service_type, name)
-        if key not in self._clients:
-            self._clients[key] = self.node.create_client(command.service_type, name)
-        client = self._clients[key]
+        client = self._client(command.service_type, name)
         timeout = self.settings.timeout
         deadline = time.monotonic() + timeout
         if not client.wait_for_service(timeout_sec=timeout):
             raise CallError(f'no {command.target} node answered at {target} within {timeout} s')
+        if command.target not in self._settled:
+            self._settle(command.target, target, deadline)
         future = client.call_async(request)
         self.executor.spin_until_future_complete(
             future, timeout_sec=max(0.0, deadline - time.monotonic()))

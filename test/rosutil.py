@@ -137,7 +137,7 @@ class RosClient:
         for key in [key for key in self._clients if key[1].startswith(prefix + '/')]:
             self.node.destroy_client(self._clients.pop(key))
 
-    def settle(self, service_type, name, timeout=60.0, attempt_timeout=2.0):
+    def settle(self, service_type, name, request=None, timeout=60.0, attempt_timeout=2.0):
         """
         Call an idempotent service until one reply arrives, or fail.
 
@@ -150,7 +150,7 @@ class RosClient:
         deadline = time.monotonic() + timeout
         while True:
             try:
-                return self.call(service_type, name, timeout=attempt_timeout)
+                return self.call(service_type, name, request, timeout=attempt_timeout)
             except AssertionError:
                 if time.monotonic() > deadline:
                     raise

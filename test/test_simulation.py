@@ -117,6 +117,10 @@ class Simulation:
     def call(self, service_type, node, name, request=None):
         return self.ros.call(service_type, self.service(node, name), request, timeout=WAIT)
 
+    def read(self, service_type, node, name, request=None):
+        """Call a read-only service, repeating it if a reply is lost (RosClient.settle)."""
+        return self.ros.settle(service_type, self.service(node, name), request, timeout=WAIT)
+
     def spin_until(self, condition, what):
         executor = SingleThreadedExecutor(context=self.ros.context)
         executor.add_node(self.ros.node)
@@ -201,6 +205,9 @@ def demo_run(ros, tmp_path_factory):
                      sim.marker(ToolResult.OUTCOME_TURN_COMPLETE, 'e2', 't4') and
                      sim.marker(ToolResult.OUTCOME_EPISODE_COMPLETE, AUTONOMOUS_EPISODE)),
             'the scenario to finish')
+        # One read reply from each node before the checks, some of which write.
+        sim.read(AdminStatus, 'memory', 'admin/status')
+        sim.read(WorkingMemoryShow, 'cognition', 'working_memory/show')
         yield sim
     finally:
         sim.close()
@@ -288,7 +295,7 @@ def test_a_call_without_reply_is_bounded_and_never_blocks_the_node(ros, tmp_path
             episode_id='e1', turn_id='t1', text='Ada Lovelace prefers green tea.'))
         # While the remember call (and its one retry) waits for its deadline,
         # the same single-threaded node still serves working memory.
-        sim.spin_until(lambda: 'operator e1/t1: Ada Lovelace prefers green tea.' in sim.call(
+        sim.spin_until(lambda: 'operator e1/t1: Ada Lovelace prefers green tea.' in sim.read(
             WorkingMemoryShow, 'cognition', 'working_memory/show').entries, 'the turn to start')
         pending = sim.marker(ToolResult.OUTCOME_TURN_COMPLETE, 'e1', 't1')
         marker = sim.wait_for_turn('e1', 't1')
@@ -365,6 +372,8 @@ def test_autonomous_activity_leaves_memory_unchanged(ros, tmp_path):
     scenario.write_text(ATTENTION_ONLY_SCENARIO)
     sim = Simulation(ros, tmp_path, scenario_file=scenario, names=['memory'])
     try:
+        # One read first: a write's reply must not be the one a fresh node drops.
+        sim.read(AdminStatus, 'memory', 'admin/status')
         ada = sim.call(AdminEntityAdd, 'memory', 'admin/entity_add', AdminEntityAdd.Request(
             entity_type='person', canonical_name='Ada Lovelace')).entity
         sim.call(AdminAdd, 'memory', 'admin/add', AdminAdd.Request(
@@ -426,14 +435,15 @@ def test_working_memory_is_lost_on_restart_while_persistent_memory_survives(ros,
     try:
         sim.spin_until(lambda: sim.processes['operator_source'].poll() == 0,
                        'the operator scenario')
-        before = sim.call(WorkingMemoryShow, 'cognition', 'working_memory/show').entries
+        before = sim.read(WorkingMemoryShow, 'cognition', 'working_memory/show').entries
         assert 'operator e1/t1: Ada Lovelace prefers green tea.' in before
         assert sim.stop('cognition') == 0
         assert sim.stop('memory') == 0
         sim.start('memory')
         sim.start('cognition')
-        after = sim.call(WorkingMemoryShow, 'cognition', 'working_memory/show').entries
-        recalled = sim.call(RecallMemory, 'memory', 'recall_memory',
+        # Restarted nodes must discover this client again: read with settle.
+        after = sim.read(WorkingMemoryShow, 'cognition', 'working_memory/show').entries
+        recalled = sim.read(RecallMemory, 'memory', 'recall_memory',
                             RecallMemory.Request(query='Ada'))
     finally:
         sim.close()
