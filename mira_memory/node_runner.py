@@ -24,6 +24,7 @@ import signal
 
 import rclpy
 from rclpy.executors import ExternalShutdownException
+from rclpy.impl.implementation_singleton import rclpy_implementation
 
 
 class StartupError(RuntimeError):
@@ -42,6 +43,14 @@ def run(node_class, logger_name, args=None):
         return 1
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
+    except rclpy_implementation.RCLError:
+        # A SIGINT/SIGTERM that shuts the context down while the executor is
+        # between waits surfaces as "failed to initialize wait set: the given
+        # context is not valid" (seen on Jazzy in CI: exit 1 on SIGTERM).
+        # After shutdown that is the ordinary end of the spin; while the
+        # context is still ok it is a real failure.
+        if rclpy.ok():
+            raise
     finally:
         # A second Ctrl-C, or launch forwarding SIGINT to a process that already
         # got it from the terminal, must not interrupt the cleanup below (the

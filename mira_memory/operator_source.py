@@ -44,6 +44,7 @@ from mira_memory.srv import AdminAliasAdd, AdminEntityAdd, AdminEntityFind
 from rcl_interfaces.msg import ParameterDescriptor, ParameterType
 import rclpy
 from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
+from rclpy.impl.implementation_singleton import rclpy_implementation
 from rclpy.node import Node
 
 SPIN_STEP_SEC = 0.05
@@ -220,7 +221,12 @@ def main(args=None):
     except ScenarioFailed as error:
         rclpy.logging.get_logger('operator_source').error(str(error))
         return 1
-    except (KeyboardInterrupt, ExternalShutdownException):
+    except (KeyboardInterrupt, ExternalShutdownException,
+            rclpy_implementation.RCLError) as error:
+        # RCLError: a signal shut the context down while the executor was
+        # between waits (see node_runner); anything else while ok is a bug.
+        if isinstance(error, rclpy_implementation.RCLError) and rclpy.ok():
+            raise
         if node is None or not node.completed:
             rclpy.logging.get_logger('operator_source').error(
                 'interrupted before the scenario was complete')
