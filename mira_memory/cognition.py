@@ -215,6 +215,16 @@ class EpisodeRunner:
             outcomes.append(outcome)
         return outcomes
 
+    def refuse(self, episode, calls, reason):
+        """Publish, and keep in working memory, a refusal of calls that were not run."""
+        for call in calls:
+            tool = call.tool if call.tool in tools.TOOL_NAMES else ''
+            outcome = ToolOutcome(
+                tool, ToolResult.OUTCOME_REFUSED, reason, '', tools.refused_text(call.tool, reason))
+            self._publish(episode, outcome)
+            if self.working_memory is not None:
+                self.working_memory.add(outcome.text)
+
     async def _run_call(self, episode, call):
         plan = episode.plan_call(call.tool, call.arguments)
         if not isinstance(plan, Allowed):

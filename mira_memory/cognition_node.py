@@ -13,14 +13,20 @@
 # limitations under the License.
 
 """
-The simulation's operator cognition node, with a scripted model.
+The operator cognition node: a scripted model, or a real chat-completions model.
 
 Node `cognition` (/mira/cognition in the simulation). It subscribes to
 operator/utterance and runs every utterance as one turn of an operator
 episode (episodes keyed by episode_id; the acquisition budget of two is per
-episode). Turns run strictly one at a time in arrival order. The model is the
-scenario file: for each (episode, turn) it lists the tool calls the model
-makes; an unscripted turn gets no tool call.
+episode). Turns run strictly one at a time in arrival order. Parameter
+`model` chooses who makes the tool calls:
+
+- scripted (default): the scenario file lists, for each (episode, turn), the
+  tool calls the model makes; an unscripted turn gets no tool call.
+- openai_compatible: an OpenAI-compatible chat-completions server
+  (core/chat.py runs the turn; docs/model.md). Its final text goes out as the
+  end-of-turn marker's reply and into working memory. The blocking HTTP
+  request runs in a worker thread, so the executor keeps serving meanwhile.
 
 Every tool result goes to cognition/tool_results (ToolResult), followed by one
 end-of-turn marker (outcome turn_complete, tool empty) whose text is the
@@ -33,28 +39,53 @@ ones the model makes.
 """
 
 import collections
+from dataclasses import dataclass
+import os
 import sys
+import threading
 
+from ament_index_python.packages import get_package_share_directory
 from mira_memory import node_runner
 from mira_memory import scenario as scenario_file
 from mira_memory.cognition import (
     acknowledgement, DEFAULT_CALL_TIMEOUT_SEC, EpisodeRunner, HISTORY_PUBLISHER_QOS,
     LIVE_SUBSCRIBER_QOS, MemoryTools, SerialQueue, TOOL_RESULTS_TOPIC, UTTERANCE_TOPIC)
+from mira_memory.core import chat
 from mira_memory.core.episodes import OperatorEpisode, WorkingMemory
+from mira_memory.core.tools import OPERATOR
 from mira_memory.msg import OperatorUtterance, ToolResult
 from mira_memory.srv import WorkingMemoryClear, WorkingMemoryShow
 from rcl_interfaces.msg import ParameterDescriptor, ParameterType
 from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.node import Node
+from rclpy.task import Future
 
 DEFAULT_WORKING_MEMORY_CAPACITY = 50
 # Episodes a session keeps (for their budgets); the oldest is forgotten first.
 EPISODES_KEPT = 256
 
+# Values of parameter `model`.
+SCRIPTED = 'scripted'
+OPENAI_COMPATIBLE = 'openai_compatible'
+MODELS = (SCRIPTED, OPENAI_COMPATIBLE)
+DEFAULT_REQUEST_TIMEOUT_S = 60.0
+SYSTEM_PROMPT = ('config', 'model', 'system_prompt.md')
+
 # Reasons of an end-of-turn marker for a turn that could not run.
 TURN_INVALID_IDS = 'invalid_turn_ids'
 TURN_ID_REUSED = 'turn_id_reused'
 TURN_INTERNAL_ERROR = 'internal_error'
+
+
+@dataclass(frozen=True)
+class ChatBackend:
+    """The openai_compatible model and what every turn sends it."""
+
+    model: chat.OpenAIChatModel
+    endpoint: str
+    system_prompt: str
+    tools: list
+    max_tool_rounds: int
 
 
 class CognitionNode(Node):
@@ -64,11 +95,21 @@ class CognitionNode(Node):
         super().__init__('cognition', **kwargs)
         self._declare_parameters()
         parameters = {name: self.get_parameter(name).value for name in (
-            'scenario_file', 'memory_node', 'call_timeout_sec', 'working_memory_capacity')}
-        if not parameters['scenario_file']:
+            'model', 'scenario_file', 'memory_node', 'call_timeout_sec',
+            'working_memory_capacity')}
+        self.model = parameters['model']
+        if self.model not in MODELS:
+            raise node_runner.StartupError(
+                f'parameter model must be one of: {", ".join(MODELS)}')
+        if self.model == SCRIPTED and not parameters['scenario_file']:
             raise node_runner.StartupError('parameter scenario_file is required')
+        self.scenario = None
+        self._chat = None
         try:
-            self.scenario = scenario_file.load(parameters['scenario_file'])
+            if self.model == SCRIPTED:
+                self.scenario = scenario_file.load(parameters['scenario_file'])
+            else:
+                self._chat = self._chat_backend()
             self.working_memory = WorkingMemory(parameters['working_memory_capacity'])
             group = ReentrantCallbackGroup()
             self.memory_tools = MemoryTools(
@@ -86,9 +127,13 @@ class CognitionNode(Node):
             OperatorUtterance, UTTERANCE_TOPIC, self._on_utterance, LIVE_SUBSCRIBER_QOS)
         self.create_service(WorkingMemoryShow, '~/working_memory/show', self._on_show)
         self.create_service(WorkingMemoryClear, '~/working_memory/clear', self._on_clear)
+        if self.scenario is not None:
+            model = f'{len(self.scenario.episodes)} scripted episode(s)'
+        else:
+            model = (f'model {self._chat.model.model!r} at {self._chat.endpoint} '
+                     f'(openai_compatible)')
         self.get_logger().info(
-            f'cognition ready: {len(self.scenario.episodes)} scripted episode(s), '
-            f'memory node {parameters["memory_node"]!r}, '
+            f'cognition ready: {model}, memory node {parameters["memory_node"]!r}, '
             f'working memory capacity {self.working_memory.capacity}')
 
     def _declare_parameters(self):
@@ -96,8 +141,31 @@ class CognitionNode(Node):
             self.declare_parameter(name, default, ParameterDescriptor(
                 type=kind, read_only=True, description=description))
 
+        declare('model', SCRIPTED, ParameterType.PARAMETER_STRING,
+                'Who makes the tool calls: scripted (the scenario file) or '
+                'openai_compatible (a chat-completions server, see model_*).')
         declare('scenario_file', '', ParameterType.PARAMETER_STRING,
-                'Scenario TOML file: the scripted model (tool calls per operator turn).')
+                'Scenario TOML file: the scripted model (tool calls per operator turn); '
+                'required when model is scripted.')
+        declare('model_endpoint', '', ParameterType.PARAMETER_STRING,
+                'openai_compatible: base URL of the chat-completions API, such as '
+                'http://127.0.0.1:8080/v1.')
+        declare('model_name', '', ParameterType.PARAMETER_STRING,
+                'openai_compatible: the model name sent with every request.')
+        declare('api_key_env', '', ParameterType.PARAMETER_STRING,
+                'openai_compatible: NAME of the environment variable holding the API key '
+                '(never the key itself); empty for a server that needs none.')
+        declare('request_timeout_s', DEFAULT_REQUEST_TIMEOUT_S, ParameterType.PARAMETER_DOUBLE,
+                'openai_compatible: deadline of one chat-completions request; no retries.')
+        declare('max_tool_rounds', chat.DEFAULT_MAX_TOOL_ROUNDS,
+                ParameterType.PARAMETER_INTEGER,
+                'openai_compatible: model replies per turn whose tool calls are run; '
+                'calls after that are refused (tool_round_limit).')
+        declare('temperature', 0.0, ParameterType.PARAMETER_DOUBLE,
+                'openai_compatible: sampling temperature sent with every request.')
+        declare('system_prompt_file', '', ParameterType.PARAMETER_STRING,
+                'openai_compatible: system prompt file; empty for the installed '
+                'share/mira_memory/config/model/system_prompt.md.')
         declare('memory_node', 'memory', ParameterType.PARAMETER_STRING,
                 'Memory node whose recall_memory and remember services are called; '
                 "relative names resolve in this node's namespace.")
@@ -106,6 +174,36 @@ class CognitionNode(Node):
         declare('working_memory_capacity', DEFAULT_WORKING_MEMORY_CAPACITY,
                 ParameterType.PARAMETER_INTEGER,
                 'Entries kept in the volatile working memory; the oldest is dropped.')
+
+    def _chat_backend(self):
+        """Build the openai_compatible backend from the parameters; raise ValueError."""
+        values = {name: self.get_parameter(name).value for name in (
+            'model_endpoint', 'model_name', 'api_key_env', 'request_timeout_s',
+            'max_tool_rounds', 'temperature', 'system_prompt_file')}
+        if values['max_tool_rounds'] < 1:
+            raise ValueError('max_tool_rounds must be at least 1')
+        api_key = ''
+        if values['api_key_env']:
+            # The key is read here and handed to the client; it is never logged.
+            api_key = os.environ.get(values['api_key_env'], '')
+            if not api_key:
+                raise ValueError(
+                    f'api_key_env names {values["api_key_env"]}, which is not set or empty')
+        prompt_file = values['system_prompt_file'] or os.path.join(
+            get_package_share_directory('mira_memory'), *SYSTEM_PROMPT)
+        try:
+            model = chat.OpenAIChatModel(
+                base_url=values['model_endpoint'], model=values['model_name'],
+                api_key=api_key, timeout_s=values['request_timeout_s'],
+                temperature=values['temperature'])
+        except ImportError:
+            raise ValueError(
+                'model openai_compatible needs the openai Python package '
+                '(pip install openai; see docs/model.md)') from None
+        return ChatBackend(
+            model=model, endpoint=values['model_endpoint'],
+            system_prompt=chat.load_system_prompt(prompt_file),
+            tools=chat.chat_tools(OPERATOR), max_tool_rounds=values['max_tool_rounds'])
 
     # Turns -------------------------------------------------------------------
 
@@ -129,13 +227,63 @@ class CognitionNode(Node):
                 f'ignored a repeated turn id: episode {episode_id} turn {turn_id}')
             self._publish_marker(episode_id, turn_id, TURN_ID_REUSED)
             return
+        # The model gets the context before this turn; the utterance comes on its own.
+        context = self.working_memory.entries()
         self.working_memory.add(f'operator {episode_id}/{turn_id}: {message.text}')
-        calls = self.scenario.calls_for_turn(episode_id, turn_id)
-        outcomes = await self._runner.run(episode, calls)
+        reason, reply = '', ''
+        if self._chat is None:
+            calls = self.scenario.calls_for_turn(episode_id, turn_id)
+            outcomes = await self._runner.run(episode, calls)
+        else:
+            outcomes = []
+
+            async def run_tools(calls):
+                ran = await self._runner.run(episode, calls)
+                outcomes.extend(ran)
+                return ran
+
+            result = await chat.run_turn(
+                self._complete, run_tools, self._chat.system_prompt, context, message.text,
+                self._chat.tools, self._chat.max_tool_rounds)
+            self._log_model_turn(episode_id, turn_id, result)
+            if result.unexecuted_calls:
+                self._runner.refuse(episode, result.unexecuted_calls, result.reason)
+            reason, reply = result.reason, result.text
+            self.working_memory.add(f'assistant: {reply}')
         line, memory_id = acknowledgement(turn, outcomes)
         if line:
             self.working_memory.add(line)
-        self._publish_marker(episode_id, turn_id, '', line, memory_id)
+        self._publish_marker(episode_id, turn_id, reason, line, memory_id, reply)
+
+    async def _complete(self, messages, tools):
+        """Ask the model in a worker thread; the executor keeps spinning meanwhile."""
+        done = Future(executor=self.executor)
+        executor = self.executor
+
+        def request():
+            try:
+                done.set_result(self._chat.model.complete(messages, tools))
+            except Exception as error:  # handed to the awaiting coroutine
+                done.set_exception(error)
+            # The awaiting task resumes on the executor's next pass: wake it now.
+            executor.wake()
+
+        # A daemon thread: a request in flight must not hold up the process's exit.
+        threading.Thread(target=request, name='model-request', daemon=True).start()
+        return await done
+
+    def _log_model_turn(self, episode_id, turn_id, result):
+        where = f'turn {episode_id}/{turn_id}'
+        if result.reason == chat.REPLIED:
+            self.get_logger().info(
+                f'{where}: the model replied after {result.tool_rounds} tool round(s)')
+        elif result.reason == chat.MODEL_UNAVAILABLE:
+            self.get_logger().error(
+                f'{where}: the model is unavailable ({result.detail}); '
+                f'{self._chat.model.model!r} at {self._chat.endpoint}')
+        else:
+            self.get_logger().warning(
+                f'{where}: ended with {result.reason} after {result.tool_rounds} tool round(s)')
 
     def _episode(self, episode_id):
         episode = self._episodes.get(episode_id)
@@ -150,7 +298,7 @@ class CognitionNode(Node):
             f'turn {message.episode_id}/{message.turn_id} failed: {error!r}')
         self._publish_marker(message.episode_id, message.turn_id, TURN_INTERNAL_ERROR)
 
-    def _publish_marker(self, episode_id, turn_id, reason, text='', memory_id=''):
+    def _publish_marker(self, episode_id, turn_id, reason, text='', memory_id='', reply=''):
         message = ToolResult()
         message.episode_kind = ToolResult.EPISODE_OPERATOR
         message.episode_id = episode_id
@@ -159,6 +307,7 @@ class CognitionNode(Node):
         message.reason = reason
         message.memory_id = memory_id
         message.text = text
+        message.reply = reply
         self._results.publish(message)
 
     # Working memory ----------------------------------------------------------

@@ -54,6 +54,8 @@ INVALID_TOOL_ARGUMENTS = 'invalid_tool_arguments'
 REMEMBER_LIMIT_REACHED = 'remember_limit_reached'
 NO_OPERATOR_UTTERANCE = 'evidence_not_in_utterance'
 NO_RESULT = 'no_result'
+# A model backend's call that came after the turn's last allowed tool round.
+TOOL_ROUND_LIMIT = 'tool_round_limit'
 
 RECALL_MEMORY_TOOL = {
     'type': 'function',
@@ -308,6 +310,9 @@ _REFUSALS = {
     NO_OPERATOR_UTTERANCE: (
         'there is no current operator utterance to ground a memory in; no write '
         'happened.'),
+    TOOL_ROUND_LIMIT: (
+        "this turn's tool rounds are used up; the call was not executed and nothing "
+        'was stored.'),
 }
 
 _NO_RESULTS = {
