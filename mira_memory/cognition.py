@@ -219,8 +219,8 @@ class EpisodeRunner:
         """Publish, and keep in working memory, a refusal of calls that were not run."""
         for call in calls:
             tool = call.tool if call.tool in tools.TOOL_NAMES else ''
-            outcome = ToolOutcome(
-                tool, ToolResult.OUTCOME_REFUSED, reason, '', tools.refused_text(call.tool, reason))
+            text = tools.refused_text(call.tool, reason)
+            outcome = ToolOutcome(tool, ToolResult.OUTCOME_REFUSED, reason, '', text)
             self._publish(episode, outcome)
             if self.working_memory is not None:
                 self.working_memory.add(outcome.text)

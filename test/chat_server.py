@@ -53,18 +53,18 @@ def _completion(message, finish_reason):
 
 
 def text(content):
-    """A completion whose message is assistant text."""
+    """Return a completion whose message is assistant text."""
     return _completion({'role': 'assistant', 'content': content}, 'stop')
 
 
 def refusal(content):
-    """A completion whose message is a refusal (no content)."""
+    """Return a completion whose message is a refusal, with no content."""
     return _completion(
         {'role': 'assistant', 'content': None, 'refusal': content}, 'stop')
 
 
 def tool_calls(*calls):
-    """A completion calling tools: each call is (name, arguments as dict or raw text)."""
+    """Return a completion calling tools; each call is (name, arguments: dict or text)."""
     return _completion({'role': 'assistant', 'content': None, 'tool_calls': [
         {'id': f'call_{next(_ids)}', 'type': 'function',
          'function': {'name': name,

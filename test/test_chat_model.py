@@ -148,7 +148,7 @@ def test_the_request_carries_prompt_working_memory_utterance_and_strict_tools(se
 def test_the_system_prompt_explains_memory_and_acknowledgement():
     prompt = ' '.join(chat.load_system_prompt(PROMPT).split())
     for phrase in ('Working memory is volatile', 'may be stale', 'never evidence',
-                   'Only the runtime\'s result confirms a write', 'applied (created)',
+                   "Only the runtime's result confirms a write", 'applied (created)',
                    'At most one remember call'):
         assert phrase in prompt
 
@@ -315,10 +315,10 @@ def test_the_model_failing_mid_turn_keeps_the_results_so_far(server):
 
 def test_backend_parameters_are_checked():
     for kwargs, message in (
-            (dict(base_url=''), 'model_endpoint'), (dict(model=''), 'model_name'),
-            (dict(timeout_s=0), 'request_timeout_s')):
-        arguments = dict(base_url='http://127.0.0.1:9/v1', model='m', api_key='',
-                         timeout_s=1.0, temperature=0.0)
+            ({'base_url': ''}, 'model_endpoint'), ({'model': ''}, 'model_name'),
+            ({'timeout_s': 0}, 'request_timeout_s')):
+        arguments = {'base_url': 'http://127.0.0.1:9/v1', 'model': 'm', 'api_key': '',
+                     'timeout_s': 1.0, 'temperature': 0.0}
         arguments.update(kwargs)
         with pytest.raises(ValueError, match=message):
             chat.OpenAIChatModel(**arguments)

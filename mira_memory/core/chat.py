@@ -93,7 +93,7 @@ class ModelUnavailable(Exception):
 class ModelToolCall:
     """One tool call of a model reply; arguments are the raw JSON text."""
 
-    id: str
+    call_id: str
     tool: str
     arguments: str
 
@@ -177,7 +177,7 @@ def _assistant_message(reply):
         'role': 'assistant',
         'content': reply.content,
         'tool_calls': [
-            {'id': call.id, 'type': 'function',
+            {'id': call.call_id, 'type': 'function',
              'function': {'name': call.tool, 'arguments': call.arguments}}
             for call in reply.tool_calls],
     }
@@ -210,7 +210,7 @@ async def run_turn(complete, run_tools, system_prompt, working_memory, utterance
             outcomes = await run_tools(reply.tool_calls)
             for call, outcome in zip(reply.tool_calls, outcomes):
                 messages.append(
-                    {'role': 'tool', 'tool_call_id': call.id, 'content': outcome.text})
+                    {'role': 'tool', 'tool_call_id': call.call_id, 'content': outcome.text})
             continue
         if reply.refusal or reply.finish_reason == 'content_filter':
             return TurnResult(MODEL_REFUSAL, REPLY_TEXTS[MODEL_REFUSAL], rounds)

@@ -1,0 +1,265 @@
+# Copyright 2026 mira_memory developers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+The operator chat console: a person types operator turns to cognition.
+
+`ros2 run mira_memory operator_chat --ros-args -r __ns:=/mira`. Each line
+typed is one operator turn, published on operator/utterance as an
+OperatorUtterance exactly as the operator source publishes it (the memory
+node may check remember against the turns it heard there). It then prints,
+as they arrive on cognition/tool_results, every tool call's result, the
+assistant's reply and the runtime's acknowledgement line, until the turn's
+end-of-turn marker.
+
+A run is one operator episode with an id of its own (chat-<UTC time>-<random>,
+so a restart never reuses one); `/new` starts the next episode, which gets a
+fresh acquisition budget. Lines starting with `memory` are console commands
+(docs/console.md) run by an in-process memory_console, so entities can be
+added and memories inspected alongside the conversation. `/quit`, `quit`,
+`exit` or end of input leave (exit 0). Exit 1: cognition never subscribed.
+"""
+
+import datetime
+import secrets
+import shlex
+import sys
+import time
+
+from mira_memory import console
+from mira_memory.cognition import (
+    HISTORY_PUBLISHER_QOS, HISTORY_SUBSCRIBER_QOS, TOOL_RESULTS_TOPIC, UTTERANCE_TOPIC)
+from mira_memory.msg import OperatorUtterance, ToolResult
+from rcl_interfaces.msg import ParameterDescriptor, ParameterType
+import rclpy
+from rclpy.executors import SingleThreadedExecutor
+from rclpy.node import Node
+from rclpy.signals import SignalHandlerOptions
+
+PROMPT = 'operator> '
+SPIN_STEP_SEC = 0.05
+NEW_EPISODE = '/new'
+QUIT = ('/quit', 'quit', 'exit')
+HELP = """Type what the operator says; each line is one turn of the current episode.
+  /new           start a new episode (a fresh recall budget)
+  memory ...     a console command, e.g. memory entity add person "Ada Lovelace"
+  /quit          leave (also quit, exit, end of input)"""
+
+
+def new_episode_id():
+    """Return an episode id no earlier run used: UTC time plus random bits."""
+    now = datetime.datetime.now(datetime.timezone.utc)
+    return f'chat-{now:%Y%m%dT%H%M%SZ}-{secrets.token_hex(3)}'
+
+
+class OperatorChat(Node):
+    """Publishes typed operator turns and collects cognition's results."""
+
+    def __init__(self, **kwargs):
+        super().__init__('operator_chat', **kwargs)
+
+        def declare(name, default, kind, description):
+            self.declare_parameter(name, default, ParameterDescriptor(
+                type=kind, read_only=True, description=description))
+
+        declare('cognition_node', 'cognition', ParameterType.PARAMETER_STRING,
+                'Cognition node to wait for before the first turn; relative names '
+                "resolve in this node's namespace.")
+        declare('memory_node', 'memory', ParameterType.PARAMETER_STRING,
+                'Memory node the memory console commands go to; relative names '
+                "resolve in this node's namespace.")
+        declare('start_timeout_sec', 30.0, ParameterType.PARAMETER_DOUBLE,
+                'How long to wait for the cognition node to subscribe.')
+        declare('turn_timeout_sec', 300.0, ParameterType.PARAMETER_DOUBLE,
+                "How long to wait for a turn's end-of-turn marker (a local model can be "
+                'slow).')
+        self.settings = {name: self.get_parameter(name).value for name in (
+            'cognition_node', 'memory_node', 'start_timeout_sec', 'turn_timeout_sec')}
+        self._utterances = self.create_publisher(
+            OperatorUtterance, UTTERANCE_TOPIC, HISTORY_PUBLISHER_QOS)
+        self._results = []
+        self.create_subscription(
+            ToolResult, TOOL_RESULTS_TOPIC, self._results.append, HISTORY_SUBSCRIBER_QOS)
+        self.executor_ = SingleThreadedExecutor(context=self.context)
+        self.executor_.add_node(self)
+        self.episode_id = new_episode_id()
+        self._turns = 0
+
+    def absolute(self, name):
+        """Return a node name resolved in this node's namespace."""
+        if name.startswith('/'):
+            return name
+        return f'{self.get_namespace().rstrip("/")}/{name}'
+
+    def wait_for_cognition(self):
+        """Return True once cognition (and every other subscriber seen) is matched."""
+        namespace, _, name = self.absolute(self.settings['cognition_node']).rpartition('/')
+        namespace = namespace or '/'
+        topic = self._utterances.topic_name
+
+        def subscribed():
+            subscribers = self.get_subscriptions_info_by_topic(topic)
+            present = any(info.node_name == name and info.node_namespace == namespace
+                          for info in subscribers)
+            # Every subscriber (a memory node observing turns, too) must be
+            # matched before the first turn, or it would miss that turn.
+            return present and self._utterances.get_subscription_count() >= len(subscribers)
+
+        return self._spin_until(subscribed, self.settings['start_timeout_sec'])
+
+    def new_episode(self):
+        """Start the next episode; turn ids restart at t1."""
+        self.episode_id = new_episode_id()
+        self._turns = 0
+
+    def say(self, text, out):
+        """Publish one operator turn, print what comes back; return the marker or None."""
+        self._turns += 1
+        key = (self.episode_id, f't{self._turns}')
+        self._utterances.publish(
+            OperatorUtterance(episode_id=key[0], turn_id=key[1], text=text))
+        printed = 0
+        deadline = time.monotonic() + self.settings['turn_timeout_sec']
+        while True:
+            mine = [message for message in self._results
+                    if (message.episode_id, message.turn_id) == key]
+            for message in mine[printed:]:
+                if message.outcome == ToolResult.OUTCOME_TURN_COMPLETE:
+                    _print_end_of_turn(message, out)
+                    return message
+                _print_tool_result(message, out)
+            printed = len(mine)
+            out.flush()
+            if time.monotonic() >= deadline:
+                print(f'(no end of turn {key[0]}/{key[1]} from cognition within '
+                      f'{self.settings["turn_timeout_sec"]:g} s)', file=out)
+                return None
+            self.executor_.spin_once(timeout_sec=SPIN_STEP_SEC)
+
+    def _spin_until(self, condition, timeout):
+        deadline = time.monotonic() + timeout
+        while not condition():
+            if time.monotonic() >= deadline:
+                return False
+            self.executor_.spin_once(timeout_sec=SPIN_STEP_SEC)
+        return True
+
+
+def _indented(text):
+    return '\n'.join(f'    {line}' for line in text.splitlines())
+
+
+def _print_tool_result(message, out):
+    tool = message.tool or '(unknown tool)'
+    detail = f' ({message.reason})' if message.reason else ''
+    print(f'  tool {tool} -> {message.outcome}{detail}', file=out)
+    if message.text:
+        print(_indented(message.text), file=out)
+
+
+def _print_end_of_turn(message, out):
+    if message.reply:
+        print(f'mira: {message.reply}', file=out)
+    if message.reason:
+        print(f'  (turn ended: {message.reason})', file=out)
+    if message.text:
+        print(f'  runtime: {message.text}', file=out)
+
+
+def _console_command(chat, session, line, out, err):
+    """Run one `memory ...` line through the console; return the (lazily made) session."""
+    try:
+        tokens = shlex.split(line)
+    except ValueError:
+        print('usage error: cannot split the line (unbalanced quotes?)', file=err)
+        return session
+    if session is None:
+        settings = console.Settings(
+            memory_node=chat.absolute(chat.settings['memory_node']),
+            cognition_node=chat.absolute(chat.settings['cognition_node']))
+        session = console.Session(['operator_chat'], settings)
+    try:
+        # The console's own parse-call-print step, so output matches memory_console.
+        console._run(session, tokens, out, err)
+    except KeyboardInterrupt:
+        print('interrupted', file=err)
+    return session
+
+
+def _reader(stdin):
+    if stdin is sys.stdin and stdin.isatty():
+        import readline  # noqa: F401  (line editing for input())
+
+        return lambda: input(PROMPT)
+
+    def read():
+        line = stdin.readline()
+        if not line:
+            raise EOFError
+        return line
+    return read
+
+
+def main(args=None, *, stdin=None, stdout=None, stderr=None):
+    """Run the chat until /quit or end of input; return the exit code."""
+    stdin, out, err = stdin or sys.stdin, stdout or sys.stdout, stderr or sys.stderr
+    # Ctrl-C cancels a wait or leaves at the prompt; it must not kill the context.
+    rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
+    chat = session = None
+    try:
+        chat = OperatorChat()
+        if not chat.wait_for_cognition():
+            print(f'error: cognition node {chat.absolute(chat.settings["cognition_node"])} '
+                  f'did not subscribe to {UTTERANCE_TOPIC}', file=err)
+            return 1
+        print(f'episode {chat.episode_id}; /help for commands', file=out)
+        read = _reader(stdin)
+        while True:
+            out.flush()
+            try:
+                line = read().strip()
+            except EOFError:
+                break
+            except KeyboardInterrupt:
+                print(file=out)
+                break
+            if not line:
+                continue
+            if line in QUIT:
+                break
+            if line == '/help':
+                print(HELP, file=out)
+            elif line == NEW_EPISODE:
+                chat.new_episode()
+                print(f'episode {chat.episode_id}', file=out)
+            elif line.split()[0] == 'memory':
+                session = _console_command(chat, session, line, out, err)
+            else:
+                try:
+                    chat.say(line, out)
+                except KeyboardInterrupt:
+                    print('(stopped waiting for this turn)', file=out)
+        return 0
+    finally:
+        out.flush()
+        if session is not None:
+            session.close()
+        if chat is not None:
+            chat.executor_.shutdown()
+            chat.destroy_node()
+        rclpy.try_shutdown()
+
+
+if __name__ == '__main__':
+    sys.exit(main())
