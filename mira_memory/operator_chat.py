@@ -197,7 +197,7 @@ def _console_command(chat, session, line, out, err):
     return session
 
 
-def _reader(stdin):
+def _reader(stdin, out):
     if stdin is sys.stdin and stdin.isatty():
         import readline  # noqa: F401  (line editing for input())
 
@@ -207,6 +207,8 @@ def _reader(stdin):
         line = stdin.readline()
         if not line:
             raise EOFError
+        # Piped input is not echoed by a terminal; the transcript shows it.
+        print(f'{PROMPT}{line.rstrip()}', file=out)
         return line
     return read
 
@@ -224,7 +226,7 @@ def main(args=None, *, stdin=None, stdout=None, stderr=None):
                   f'did not subscribe to {UTTERANCE_TOPIC}', file=err)
             return 1
         print(f'episode {chat.episode_id}; /help for commands', file=out)
-        read = _reader(stdin)
+        read = _reader(stdin, out)
         while True:
             out.flush()
             try:

@@ -110,7 +110,11 @@ class ModelReply:
 
 @dataclass(frozen=True)
 class TurnResult:
-    """How a turn ended: reason (REPLIED or an outcome token), the reply text, rounds."""
+    """
+    How a turn ended: reason (REPLIED or an outcome token), the reply text, rounds.
+
+    detail, for the log only: why the model was unavailable ("http_error: HTTP 503").
+    """
 
     reason: str
     text: str
@@ -200,7 +204,7 @@ async def run_turn(complete, run_tools, system_prompt, working_memory, utterance
             reply = await complete(messages, tools)
         except ModelUnavailable as error:
             return TurnResult(MODEL_UNAVAILABLE, REPLY_TEXTS[MODEL_UNAVAILABLE], rounds,
-                              detail=error.reason)
+                              detail=str(error))
         if reply.tool_calls:
             if rounds >= max_tool_rounds:
                 return TurnResult(TOOL_ROUND_LIMIT, REPLY_TEXTS[TOOL_ROUND_LIMIT], rounds,
