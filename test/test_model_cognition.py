@@ -332,3 +332,25 @@ def test_scripted_is_the_default_model(tmp_path):
                             cwd=tmp_path)
     assert loaded.returncode == 0, loaded.stderr
     assert json.loads(loaded.stdout.strip().lower()) is False
+
+
+def test_stopping_cognition_while_the_model_thinks_is_a_clean_exit(ros, server, tmp_path):
+    # The request runs in a worker thread; SIGINT must not wait for it or fail.
+    namespace = f'/model_stop_{os.getpid()}'
+    process = NodeProcess('cognition_node', namespace=namespace, parameters={
+        'model': 'openai_compatible', 'model_endpoint': server.base_url,
+        'model_name': 'test-model', 'request_timeout_s': 600.0}, directory=tmp_path)
+    publisher = ros.node.create_publisher(
+        OperatorUtterance, f'{namespace}/operator/utterance', 10)
+    try:
+        before = len(server.requests)
+        server.script(chat_server.Hang(600.0))
+        deadline = time.monotonic() + WAIT
+        while publisher.get_subscription_count() == 0:
+            assert time.monotonic() < deadline, process.output()
+            ros.spin_for(0.1)
+        publisher.publish(OperatorUtterance(episode_id='e1', turn_id='t1', text='Hello?'))
+        server.wait_for_requests(before + 1, timeout=WAIT)
+        assert process.stop() == 0, process.output()
+    finally:
+        ros.node.destroy_publisher(publisher)
