@@ -33,9 +33,10 @@ without showing on screen, or that break a line:
 - the line and paragraph separators U+2028 and U+2029;
 - noncharacters (U+FDD0..U+FDEF and the last two code points of every plane)
   and lone surrogates.
-One regular expression, built once at import, decides all of them: no
-normalization can turn an allowed character into a forbidden one (checked for
-every code point), so the raw text is tested before any other work.
+One list of ranges, built once at import, defines them all, and a regular
+expression search over the raw text finds them: no normalization can turn an
+allowed character into a forbidden one (checked for every code point), so
+the raw text is tested before any other work.
 
 There is deliberately no substring, prefix, typo, fuzzy or semantic matching
 here. The only containment test, `locate`, finds a whole-word occurrence of
@@ -96,10 +97,21 @@ def _forbidden_ranges():
     return merged
 
 
-# One character class: a single regex search per text is much cheaper than a
-# category lookup per character (remember checks many fields per request).
-FORBIDDEN_CHARACTER = re.compile('[%s]' % ''.join(
-    '\\U%08x-\\U%08x' % (first, last) for first, last in _forbidden_ranges()))
+def _character_class(ranges):
+    return '[%s]' % ''.join('\\U%08x-\\U%08x' % pair for pair in ranges)
+
+
+_FORBIDDEN_RANGES = _forbidden_ranges()
+# Matches exactly the forbidden characters; for escaping, where speed matters less.
+FORBIDDEN_CHARACTER = re.compile(_character_class(_FORBIDDEN_RANGES))
+# The same class with every character above U+FFFF folded into one range: re
+# tests a class of only BMP ranges plus one range with a bitmap, about eight
+# times faster than the exact class, whose astral ranges it tries one by one.
+# A regex search per text is in turn much cheaper than a category lookup per
+# character (remember checks many fields per request).
+_FORBIDDEN_OR_ASTRAL = re.compile(_character_class(
+    [(first, min(last, 0xFFFF)) for first, last in _FORBIDDEN_RANGES if first <= 0xFFFF]
+    + [(0x10000, 0x10FFFF)]))
 
 # Letters of scripts written without spaces between words, checked on NFKC
 # text (which maps halfwidth kana, compatibility ideographs and enclosed
@@ -119,6 +131,8 @@ _UNSEGMENTED_SCRIPT = re.compile('[%s]' % ''.join(
         (0x116D0, 0x116FF), (0x16FE0, 0x18CFF), (0x1AFF0, 0x1B2FF), (0x20000, 0x3FFFF),
     )))
 
+# Where a folded character has no display edge of its own (inside a segment).
+_UNMAPPED = (-1,)
 _COMBINING_MARK_CATEGORIES = frozenset(('Mn', 'Mc', 'Me'))
 # Hangul conjoining vowels and trailing consonants compose with what precedes
 # them by algorithm, not through the decomposition table.
@@ -135,7 +149,11 @@ class NormalizationError(ValueError):
 
 def has_forbidden_characters(text):
     """Return True when text has a control, format, invisible or noncharacter code point."""
-    return FORBIDDEN_CHARACTER.search(text) is not None
+    for match in _FORBIDDEN_OR_ASTRAL.finditer(text):
+        char = match.group()
+        if char <= '\uffff' or FORBIDDEN_CHARACTER.match(char):
+            return True
+    return False
 
 
 def has_unsegmented_script(text):
@@ -261,13 +279,20 @@ def _fold_in_segments(display):
     starts = []
     ends = []
     begin = 0
-    for index in range(1, len(display) + 1):
-        if index < len(display) and not _starts_segment(display[index]):
-            continue
-        piece = _fold(display[begin:index])
+    length = len(display)
+    for index in range(1, length + 1):
+        if index < length:
+            char = display[index]
+            if char >= '\x80' and not _starts_segment(char):
+                continue
+        piece = display[begin:index]
+        piece = piece.lower() if piece.isascii() else _fold(piece)
         folded.append(piece)
-        starts.extend([begin] + [-1] * (len(piece) - 1))
-        ends.extend([-1] * (len(piece) - 1) + [index])
+        starts.append(begin)
+        if len(piece) > 1:
+            starts.extend(_UNMAPPED * (len(piece) - 1))
+            ends.extend(_UNMAPPED * (len(piece) - 1))
+        ends.append(index)
         begin = index
     return ''.join(folded), starts, ends
 

@@ -203,7 +203,10 @@ def unavailable(clock=None):
 
 def quoted(text):
     """Return text as a double-quoted string that cannot end early or break its line."""
-    return '"%s"' % _ESCAPED.sub(_escape, text)
+    # Most texts need no escape; the exact forbidden class is the slow one.
+    if '"' in text or '\\' in text or has_forbidden_characters(text):
+        text = _ESCAPED.sub(_escape, text)
+    return '"%s"' % text
 
 
 def _escape(match):
