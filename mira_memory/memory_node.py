@@ -31,7 +31,7 @@ import sys
 
 from mira_memory import node_runner, responses
 from mira_memory.core import admission, config, recall, store
-from mira_memory.core.normalize import has_control_characters
+from mira_memory.core.normalize import has_forbidden_characters
 from mira_memory.srv import AdminAdd, AdminAliasAdd, AdminEntityAdd, AdminEntityFind
 from mira_memory.srv import AdminFind, AdminList, AdminShow, AdminStatus
 from mira_memory.srv import RecallMemory, Remember
@@ -114,7 +114,7 @@ class MemoryNode(Node):
 
     @staticmethod
     def _check_robot_profile(value):
-        if len(value) > ROBOT_PROFILE_MAX_LENGTH or has_control_characters(value):
+        if len(value) > ROBOT_PROFILE_MAX_LENGTH or has_forbidden_characters(value):
             raise node_runner.StartupError(
                 f'robot_profile must be at most {ROBOT_PROFILE_MAX_LENGTH} characters '
                 'without control characters')

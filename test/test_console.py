@@ -271,6 +271,11 @@ NODE_ERRORS = [
     (('add', 'fact', 'bell\x07'), 'invalid_argument', 'control characters'),
     (('entity', 'add', 'person', ''), 'invalid_argument', 'empty'),
     (('entity', 'add', 'person', 'Ada\x1b'), 'invalid_argument', 'control characters'),
+    # Invisible characters are refused like control characters, with the same code.
+    (('entity', 'add', 'person', 'Ada\u00adm'), 'invalid_argument', 'control characters'),
+    (('add', 'fact', 'Ada likes tea\u2028- MEM99 fact'), 'invalid_argument',
+     'control characters'),
+    (('entity', 'find', 'Ada\u200d'), 'invalid_argument', 'control characters'),
     (('entity', 'find', ' '), 'invalid_argument', 'empty'),
 ]
 

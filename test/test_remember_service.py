@@ -326,6 +326,19 @@ CONTROL_CHARACTERS = {
     'delete-in-predicate': ('predicate', '\x7f', 'invalid_proposal'),
     'c1-in-value': ('value', '\x85', 'invalid_proposal'),
     'carriage-return-in-utterance': ('utterance', '\r', 'evidence_not_in_utterance'),
+    # Invisible characters change what a text says without showing: refused alike.
+    'soft-hyphen-in-subject': ('subject', '\u00ad', 'invalid_proposal'),
+    'zero-width-joiner-in-evidence': ('evidence', '\u200d', 'invalid_proposal'),
+    'zero-width-space-in-value': ('value', '\u200b', 'invalid_proposal'),
+    'bidi-override-in-value': ('value', '\u202e', 'invalid_proposal'),
+    'bidi-isolate-in-subject': ('subject', '\u2066', 'invalid_proposal'),
+    'line-separator-in-evidence': ('evidence', '\u2028', 'invalid_proposal'),
+    'paragraph-separator-in-value': ('value', '\u2029', 'invalid_proposal'),
+    'byte-order-mark-in-predicate': ('predicate', '\ufeff', 'invalid_proposal'),
+    'variation-selector-in-kind': ('kind', '\ufe0f', 'invalid_proposal'),
+    'soft-hyphen-in-utterance': ('utterance', '\u00ad', 'evidence_not_in_utterance'),
+    'line-separator-in-utterance': ('utterance', '\u2028', 'evidence_not_in_utterance'),
+    'zero-width-space-in-turn-id': ('turn_id', '\u200b', 'evidence_not_in_utterance'),
 }
 
 
@@ -616,6 +629,56 @@ HOSTILE_REQUESTS = {
         turn(''.join(map(chr, range(32))) + '\x7f'),
         replace(FACT, subject=''.join(map(chr, range(1, 32))))),
 }
+
+
+# One field of 1,000,000 characters that NFKC would grow eighteen-fold: the
+# node refuses it by its raw length, before normalizing anything.
+HUGE = '\ufdfa' * 1_000_000
+OVERSIZED = {
+    'value': ('value', 'invalid_tool_arguments'),
+    'evidence': ('evidence', 'invalid_tool_arguments'),
+    'subject': ('subject', 'invalid_tool_arguments'),
+    'utterance': ('utterance', 'evidence_not_in_utterance'),
+    'turn-id': ('turn_id', 'evidence_not_in_utterance'),
+}
+
+
+@pytest.mark.parametrize('field,reason', OVERSIZED.values(), ids=OVERSIZED.keys())
+def test_oversized_field_is_refused_before_normalization(memory, field, reason):
+    name = unique('Huge Harrow')
+    memory.entity(name)
+    request = remember_request(turn(f'{name} keeps bees.'), fact(
+        name, 'keeps', 'bees', f'{name} keeps bees'))
+    setattr(request, field, HUGE)
+    before = memory.counts()
+
+    response = memory.remember(request, timeout=SLOW_CALL_TIMEOUT)
+
+    assert outcome(response) == ('rejected', '', reason)
+    assert response.error and '\ufdfa' not in response.error
+    assert memory.counts() == before
+
+
+# 艾达喜欢绿茶 / エイダはお茶が好き / เอดาชอบชา: "Ada likes (green) tea" with no spaces.
+UNSEGMENTED = {
+    'chinese': ('\u827e\u8fbe', '\u7eff\u8336', '\u827e\u8fbe\u559c\u6b22\u7eff\u8336'),
+    'japanese': ('\u30a8\u30a4\u30c0', '\u304a\u8336',
+                 '\u30a8\u30a4\u30c0\u306f\u304a\u8336\u304c\u597d\u304d'),
+    'thai': ('\u0e40\u0e2d\u0e14\u0e32', '\u0e0a\u0e32',
+             '\u0e40\u0e2d\u0e14\u0e32\u0e0a\u0e2d\u0e1a\u0e0a\u0e32'),
+}
+
+
+@pytest.mark.parametrize('subject,value,evidence', UNSEGMENTED.values(), ids=UNSEGMENTED.keys())
+def test_scripts_written_without_spaces_are_refused(memory, subject, value, evidence):
+    memory.entity(subject)
+    before = memory.counts()
+
+    response = memory.remember(remember_request(turn(evidence + '\u3002'), fact(
+        subject, 'likes', value, evidence)))
+
+    assert outcome(response) == ('rejected', '', 'evidence_not_in_utterance')
+    assert memory.counts() == before
 
 
 def test_node_keeps_serving_after_bad_input(memory, node, world):

@@ -61,10 +61,9 @@ and SQLite failures become backend_failure.
 from dataclasses import dataclass
 import sqlite3
 from typing import Optional, Tuple
-import unicodedata
 
-from mira_memory.core.normalize import has_control_characters, locate
-from mira_memory.core.normalize import NormalizationError, normalize_key, normalize_token
+from mira_memory.core.normalize import has_forbidden_characters, has_unsegmented_script
+from mira_memory.core.normalize import locate, NormalizationError, normalize_key, normalize_token
 from mira_memory.core.normalize import TOKEN_MAX_LENGTH
 from mira_memory.core.store import InvalidInputError, NewMemory
 from mira_memory.core.store import SOURCE_OPERATOR_STATEMENT, StoreError
@@ -314,7 +313,9 @@ def _rejected(reason, conflicting_memory_ids=(), error=None):
 
 
 def _is_blank(text):
-    return not unicodedata.normalize('NFKC', text).split()
+    # NFKC maps no visible character to whitespace (checked for every code
+    # point), so the raw text answers without normalizing it.
+    return not text.split()
 
 
 def _check_arguments(proposal):
@@ -324,7 +325,8 @@ def _check_arguments(proposal):
         text = getattr(proposal, name)
         if name in _RELATED_FIELDS and text in (None, ''):
             continue
-        if not isinstance(text, str) or _is_blank(text) or len(text) > bound:
+        # The raw length first: an oversized field costs nothing more.
+        if not isinstance(text, str) or len(text) > bound or _is_blank(text):
             return REASON_INVALID_TOOL_ARGUMENTS
     return ''
 
@@ -333,7 +335,7 @@ def _proposal_tokens(proposal, related_role):
     """Return the (kind, predicate, role) tokens, or None for a malformed proposal."""
     for name, _ in _FIELD_BOUNDS:
         text = getattr(proposal, name)
-        if text and has_control_characters(text):
+        if text and has_forbidden_characters(text):
             return None
     try:
         kind = normalize_token(proposal.kind)
@@ -354,19 +356,25 @@ def _locate_evidence(context, evidence):
         return None
     utterance = context.utterance
     if (not isinstance(utterance, str) or len(utterance) > UTTERANCE_MAX_LENGTH
-            or has_control_characters(utterance) or _is_blank(utterance)):
+            or has_forbidden_characters(utterance) or _is_blank(utterance)):
         return None
-    return locate(evidence, utterance)
+    span = locate(evidence, utterance)
+    if span is None or has_unsegmented_script(span):
+        # Without spaces between words no name can be shown to be a whole
+        # word of the evidence; no segmenter dependency qualifies (README).
+        return None
+    return span
 
 
 def _is_turn_key(text):
     return (isinstance(text, str) and 0 < len(text) <= CONTEXT_ID_MAX_LENGTH
-            and not any(char.isspace() or unicodedata.category(char) == 'Cc' for char in text))
+            and not has_forbidden_characters(text)
+            and not any(char.isspace() for char in text))
 
 
 def _resolve_one(tx, name, not_found_reason, ambiguous_reason):
     """Return (entity id, '') for exactly one exact match, else (None, reason)."""
-    if not isinstance(name, str) or has_control_characters(name) or _is_blank(name):
+    if not isinstance(name, str) or has_forbidden_characters(name) or _is_blank(name):
         return None, not_found_reason
     try:
         matches = tx.find_entities(name, limit=2)

@@ -18,15 +18,40 @@ Text normalization: the one place that decides when two strings are "the same".
 
 Identity keys (names, aliases, values) use Unicode NFKC, Unicode case folding
 and trimmed, collapsed whitespace. Stored text uses the display form: NFKC and
-collapsed whitespace, case kept. Control characters (Unicode category Cc,
-which includes tab and newline) are rejected, never silently removed.
+collapsed whitespace, case kept.
+
+Forbidden characters are rejected, never silently removed, wherever text
+enters (remember, recall, the admin services and the console all call
+`has_forbidden_characters` or a function here that raises with the code
+control_characters). They are the characters that change what a text means
+without showing on screen, or that break a line:
+- control characters (Unicode category Cc, which includes tab and newline);
+- format characters (Cf: soft hyphen, zero-width space and joiners, bidi
+  embeddings, overrides and isolates, the byte order mark, tags, ...);
+- the other default-ignorable code points (variation selectors, the combining
+  grapheme joiner, Hangul fillers, ...);
+- the line and paragraph separators U+2028 and U+2029;
+- noncharacters (U+FDD0..U+FDEF and the last two code points of every plane)
+  and lone surrogates.
+One list of ranges, built once at import, defines them all, and a regular
+expression search over the raw text finds them: no normalization can turn an
+allowed character into a forbidden one (checked for every code point), so
+the raw text is tested before any other work.
 
 There is deliberately no substring, prefix, typo, fuzzy or semantic matching
 here. The only containment test, `locate`, finds a whole-word occurrence of
 one normalized text inside another, which is what admission needs to check
-that evidence, subject and value were actually said.
+that evidence, subject and value were actually said. Letters, digits, the
+underscore and combining marks (Mn, Mc, Me: accents, vowel signs) are word
+characters, so a match never ends before a vowel sign or accent. Text is
+folded in segments that NFKC cannot join across, so every text locates itself
+even when its letters compose only after case folding (T + U+0308).
+Scripts written without spaces between words (Chinese, Japanese, Thai, ...)
+have no word boundaries that this module can see: `has_unsegmented_script`
+lets admission refuse them instead of guessing where a name ends.
 """
 
+import functools
 import re
 import unicodedata
 
@@ -35,22 +60,112 @@ import unicodedata
 # fullwidth forms never create a second key.
 TOKEN_PATTERN = re.compile(r'[a-z][a-z0-9_]*')
 TOKEN_MAX_LENGTH = 64
-# Unicode category Cc is exactly C0, DEL and C1; one regex search is much
-# cheaper than a category lookup per character (remember checks many fields).
-_CONTROL_CHARACTER = re.compile('[\x00-\x1f\x7f-\x9f]')
+
+# Default_Ignorable_Code_Point (Unicode DerivedCoreProperties.txt). Python's
+# unicodedata does not expose the property; the ranges include the code
+# points Unicode reserves for future ignorables, so they do not go stale.
+_DEFAULT_IGNORABLE_RANGES = (
+    (0x00AD, 0x00AD), (0x034F, 0x034F), (0x061C, 0x061C), (0x115F, 0x1160),
+    (0x17B4, 0x17B5), (0x180B, 0x180F), (0x200B, 0x200F), (0x202A, 0x202E),
+    (0x2060, 0x206F), (0x3164, 0x3164), (0xFE00, 0xFE0F), (0xFEFF, 0xFEFF),
+    (0xFFA0, 0xFFA0), (0xFFF0, 0xFFF8), (0x1BCA0, 0x1BCA3), (0x1D173, 0x1D17A),
+    (0xE0000, 0xE0FFF),
+)
+# Format characters (Cf) exist only in these planes (BMP, SMP, tags).
+_FORMAT_CHARACTER_PLANES = (0x0, 0x1, 0xE)
+
+
+def _forbidden_ranges():
+    ranges = [
+        (0x00, 0x1F), (0x7F, 0x9F),  # Cc
+        (0xD800, 0xDFFF),  # Cs: a lone surrogate cannot even be stored as UTF-8
+        (0x2028, 0x2029),  # Zl, Zp
+        (0xFDD0, 0xFDEF),  # noncharacters
+    ]
+    ranges.extend((plane + 0xFFFE, plane + 0xFFFF) for plane in range(0, 0x110000, 0x10000))
+    ranges.extend(_DEFAULT_IGNORABLE_RANGES)
+    for plane in _FORMAT_CHARACTER_PLANES:
+        for code in range(plane << 16, (plane + 1) << 16):
+            if unicodedata.category(chr(code)) == 'Cf':
+                ranges.append((code, code))
+    merged = []
+    for first, last in sorted(ranges):
+        if merged and first <= merged[-1][1] + 1:
+            merged[-1] = (merged[-1][0], max(merged[-1][1], last))
+        else:
+            merged.append((first, last))
+    return merged
+
+
+def _character_class(ranges):
+    return '[%s]' % ''.join('\\U%08x-\\U%08x' % pair for pair in ranges)
+
+
+_FORBIDDEN_RANGES = _forbidden_ranges()
+# Matches exactly the forbidden characters; for escaping, where speed matters less.
+FORBIDDEN_CHARACTER = re.compile(_character_class(_FORBIDDEN_RANGES))
+# The same class with every character above U+FFFF folded into one range: re
+# tests a class of only BMP ranges plus one range with a bitmap, about eight
+# times faster than the exact class, whose astral ranges it tries one by one.
+# A regex search per text is in turn much cheaper than a category lookup per
+# character (remember checks many fields per request).
+_FORBIDDEN_OR_ASTRAL = re.compile(_character_class(
+    [(first, min(last, 0xFFFF)) for first, last in _FORBIDDEN_RANGES if first <= 0xFFFF]
+    + [(0x10000, 0x10FFFF)]))
+
+# Letters of scripts written without spaces between words, checked on NFKC
+# text (which maps halfwidth kana, compatibility ideographs and enclosed
+# ideographs to these): Thai, Lao, Tibetan, Myanmar, Khmer, Tai Le, New Tai
+# Lue, Tai Tham, Balinese, Javanese, Tai Viet, Ahom; Han (with radicals,
+# iteration marks and every extension block), Hiragana, Katakana, Bopomofo,
+# Yi, Tangut, Khitan, Nushu and the kana supplements. Korean separates words
+# with spaces and is not listed.
+_UNSEGMENTED_SCRIPT = re.compile('[%s]' % ''.join(
+    '\\U%08x-\\U%08x' % pair for pair in (
+        (0x0E00, 0x0EFF), (0x0F00, 0x0FFF), (0x1000, 0x109F), (0x1780, 0x17FF),
+        (0x1950, 0x19DF), (0x19E0, 0x19FF), (0x1A20, 0x1AAF), (0x1B00, 0x1B7F),
+        (0x2E80, 0x2FDF), (0x3005, 0x3007), (0x3021, 0x3029), (0x3031, 0x3035),
+        (0x3038, 0x303C), (0x3041, 0x30FF), (0x3100, 0x312F), (0x3190, 0x31FF),
+        (0x3400, 0x4DBF), (0x4E00, 0x9FFF), (0xA000, 0xA4CF), (0xA980, 0xA9DF),
+        (0xA9E0, 0xA9FF), (0xAA60, 0xAADF), (0xF900, 0xFAFF), (0x11700, 0x1174F),
+        (0x116D0, 0x116FF), (0x16FE0, 0x18CFF), (0x1AFF0, 0x1B2FF), (0x20000, 0x3FFFF),
+    )))
+
+# Where a folded character has no display edge of its own (inside a segment).
+_UNMAPPED = (-1,)
+_COMBINING_MARK_CATEGORIES = frozenset(('Mn', 'Mc', 'Me'))
+# Hangul conjoining vowels and trailing consonants compose with what precedes
+# them by algorithm, not through the decomposition table.
+_HANGUL_JOINING_JAMO = ((0x1161, 0x1175), (0x11A8, 0x11C2))
 
 
 class NormalizationError(ValueError):
-    """A text cannot be normalized (control characters, empty, bad token)."""
+    """A text cannot be normalized (forbidden characters, empty, bad token)."""
 
     def __init__(self, code, message):
         super().__init__(message)
         self.code = code
 
 
-def has_control_characters(text):
-    """Return True when text contains a Unicode control character (Cc)."""
-    return _CONTROL_CHARACTER.search(text) is not None
+def has_forbidden_characters(text):
+    """Return True when text has a control, format, invisible or noncharacter code point."""
+    for match in _FORBIDDEN_OR_ASTRAL.finditer(text):
+        char = match.group()
+        if char <= '\uffff' or FORBIDDEN_CHARACTER.match(char):
+            return True
+    return False
+
+
+def has_unsegmented_script(text):
+    """Return True when text has a letter of a script written without spaces."""
+    return _UNSEGMENTED_SCRIPT.search(text) is not None
+
+
+def _refuse_forbidden(text, what='text'):
+    if has_forbidden_characters(text):
+        raise NormalizationError(
+            'control_characters', '%s contains control characters or invisible format '
+            'characters' % what)
 
 
 def _collapse_whitespace(text):
@@ -61,10 +176,9 @@ def display_form(text):
     """
     Return NFKC text with trimmed, collapsed whitespace and case kept.
 
-    Raises NormalizationError for control characters or an empty result.
+    Raises NormalizationError for forbidden characters or an empty result.
     """
-    if has_control_characters(text):
-        raise NormalizationError('control_characters', 'text contains control characters')
+    _refuse_forbidden(text)
     display = _collapse_whitespace(unicodedata.normalize('NFKC', text))
     if not display:
         raise NormalizationError('empty', 'text is empty after normalization')
@@ -81,10 +195,9 @@ def normalize_key(text):
     """
     Return the identity key: NFKC, case folded, whitespace collapsed.
 
-    Raises NormalizationError for control characters or an empty result.
+    Raises NormalizationError for forbidden characters or an empty result.
     """
-    if has_control_characters(text):
-        raise NormalizationError('control_characters', 'text contains control characters')
+    _refuse_forbidden(text)
     key = _collapse_whitespace(_fold(text))
     if not key:
         raise NormalizationError('empty', 'text is empty after normalization')
@@ -97,10 +210,14 @@ def normalize_token(text):
 
     Raises NormalizationError when the text is not a token.
     """
-    if has_control_characters(text):
-        raise NormalizationError('control_characters', 'token contains control characters')
-    token = _fold(text).strip()
-    if len(token) > TOKEN_MAX_LENGTH or not TOKEN_PATTERN.fullmatch(token):
+    _refuse_forbidden(text, 'token')
+    # Bound the raw text before folding it: folding never shrinks text into a
+    # shorter ASCII token, and NFKC can grow one character eighteen-fold.
+    if len(text.strip()) > TOKEN_MAX_LENGTH:
+        token = None
+    else:
+        token = _fold(text).strip()
+    if token is None or len(token) > TOKEN_MAX_LENGTH or not TOKEN_PATTERN.fullmatch(token):
         raise NormalizationError(
             'invalid_token',
             'a token is 1-%d characters of a-z, 0-9 and _, starting with a letter'
@@ -109,36 +226,92 @@ def normalize_token(text):
 
 
 def _is_word_char(char):
-    return char.isalnum() or char == '_'
+    return (char.isalnum() or char == '_'
+            or unicodedata.category(char) in _COMBINING_MARK_CATEGORIES)
 
 
-def _folded_with_origins(display):
-    """Fold display text char by char, remembering where each key char came from."""
+@functools.lru_cache(maxsize=None)
+def _composes_backward():
+    """Return the characters that NFKC can compose with the character before them."""
+    # The second character of every two-character canonical decomposition,
+    # plus the Hangul jamo; computed on first use (about 30 ms), not at import.
+    found = set()
+    for code in range(0x30000):
+        decomposition = unicodedata.decomposition(chr(code)).split()
+        if len(decomposition) == 2 and not decomposition[0].startswith('<'):
+            found.add(chr(int(decomposition[1], 16)))
+    for first, last in _HANGUL_JOINING_JAMO:
+        found.update(map(chr, range(first, last + 1)))
+    return frozenset(found)
+
+
+@functools.lru_cache(maxsize=8192)
+def _starts_segment(char):
+    """
+    Return True when folding can never join char to the text before it.
+
+    That holds when char, and its case folding, decompose to a first character
+    that is a starter (canonical combining class 0) and composes with nothing
+    before it: NFKC then neither reorders nor composes across the boundary,
+    so folding the two sides apart gives the same text as folding them together.
+    """
+    for text in (char, char.casefold()):
+        first = unicodedata.normalize('NFKD', text)[0]
+        if unicodedata.combining(first) or first in _composes_backward():
+            return False
+    return True
+
+
+def _fold_in_segments(display):
+    """
+    Fold display text in segments that folding cannot join across.
+
+    Returns (folded, starts, ends): for each index of folded, starts holds
+    the display index where its segment begins when the folded character is
+    the first of its segment (else -1), and ends holds the display index just
+    past its segment when it is the last (else -1). A match may only begin
+    and end on segment edges, so it never splits what folding joined.
+    """
     if display.isascii():
         # ASCII folds to ASCII of the same length: lower() is the whole story.
-        return display.lower(), range(len(display))
+        return display.lower(), range(len(display)), range(1, len(display) + 1)
     folded = []
-    origins = []
-    for index, char in enumerate(display):
-        for folded_char in _fold(char):
-            folded.append(folded_char)
-            origins.append(index)
-    return ''.join(folded), origins
+    starts = []
+    ends = []
+    begin = 0
+    length = len(display)
+    for index in range(1, length + 1):
+        if index < length:
+            char = display[index]
+            if char >= '\x80' and not _starts_segment(char):
+                continue
+        piece = display[begin:index]
+        piece = piece.lower() if piece.isascii() else _fold(piece)
+        folded.append(piece)
+        starts.append(begin)
+        if len(piece) > 1:
+            starts.extend(_UNMAPPED * (len(piece) - 1))
+            ends.extend(_UNMAPPED * (len(piece) - 1))
+        ends.append(index)
+        begin = index
+    return ''.join(folded), starts, ends
 
 
 def locate(needle, haystack):
     """
     Find needle in haystack as a whole-word span after normalization.
 
-    Both texts are compared by their keys (NFKC, case folding, collapsed
-    whitespace). The match must not start or end inside a word, so "tea" is
-    not found in "steak". Returns the matching span of the haystack's display
-    form (the haystack's own wording), or None when there is no such span.
-    Raises NormalizationError for control characters or empty input.
+    Both texts are compared by their folded display forms (NFKC, case
+    folding, collapsed whitespace). The match must not start or end inside a
+    word, so "tea" is not found in "steak" and a name is not found before a
+    vowel sign that belongs to it. Returns the matching span of the
+    haystack's display form (the haystack's own wording), or None when there
+    is no such span. Raises NormalizationError for forbidden characters or
+    empty input.
     """
-    needle_key = normalize_key(needle)
+    needle_key, _, _ = _fold_in_segments(display_form(needle))
     display = display_form(haystack)
-    folded, origins = _folded_with_origins(display)
+    folded, starts, ends = _fold_in_segments(display)
     start = folded.find(needle_key)
     while start != -1:
         end = start + len(needle_key)
@@ -146,7 +319,7 @@ def locate(needle, haystack):
             _is_word_char(folded[start - 1]) and _is_word_char(folded[start]))
         ends_clean = end == len(folded) or not (
             _is_word_char(folded[end - 1]) and _is_word_char(folded[end]))
-        if starts_clean and ends_clean:
-            return display[origins[start]:origins[end - 1] + 1]
+        if starts_clean and ends_clean and starts[start] != -1 and ends[end - 1] != -1:
+            return display[starts[start]:ends[end - 1]]
         start = folded.find(needle_key, start + 1)
     return None

@@ -34,7 +34,7 @@ import sqlite3
 import threading
 
 from mira_memory.core.normalize import display_form
-from mira_memory.core.normalize import has_control_characters
+from mira_memory.core.normalize import has_forbidden_characters
 from mira_memory.core.normalize import NormalizationError
 from mira_memory.core.normalize import normalize_key
 from mira_memory.core.normalize import normalize_token
@@ -379,7 +379,7 @@ def _source_label(text):
     # the writer and turn_memory agree on spacing and width variants.
     if not isinstance(text, str):
         raise InvalidInputError('source_label must be text')
-    if has_control_characters(text):
+    if has_forbidden_characters(text):
         raise InvalidInputError('source_label: text contains control characters')
     if not text.split():
         return ''
