@@ -1,0 +1,624 @@
+# Copyright 2026 mira_memory developers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+Grounding rules: is the evidence a plain statement, by the operator, about the subject.
+
+The literal admission rules (admission.py) only check that the evidence,
+subject and value were said. These rules check that what was said is what
+would be stored:
+
+- clause: the evidence lies inside one sentence, that sentence is not a
+  question, the evidence starts at a sentence or clause start (or right after
+  an allowed lead-in such as "remember that") and ends at a sentence or
+  clause end, and no word of the sentence makes it conditional, doubted,
+  denied, reported or hedged, or negates it from outside the evidence;
+- subject: the subject reference opens the evidence clause (only lead-ins,
+  openers, articles and titles may come before it) and is not merely the
+  possessor of the clause subject ("Ada's brother likes tea");
+- value: a complete phrase of the evidence that carries meaning: a letter or
+  digit, not only function words, not the predicate word itself, not the
+  subject's own words, not cut out of a longer word or phrase ("tea" of
+  "tea cakes"), not after a privative modifier ("former lawyer");
+- polarity: negated evidence needs a predicate that carries the negation
+  (does_not_like), and a negating predicate needs negated evidence.
+
+The words behind these rules (lead-ins, governors, negators, function
+words...) are data: one TOML file per language in language/, all of them
+loaded and merged, so a language is added without code. This module needs
+no store: the one store-dependent check, that no other subject (a person
+reference or a known entity name) opens a clause between the subject and the
+value, is left to admission, which asks the store about the candidate names
+(Grounding.person_opens_clause, Grounding.other_subject_candidates).
+
+This is a conservative reading, not a parser: when the rules cannot tell
+that the operator plainly stated the proposal, they reject it.
+"""
+
+from dataclasses import dataclass
+import functools
+import pathlib
+import tomllib
+from typing import Optional, Tuple
+import unicodedata
+
+from mira_memory.core.normalize import display_form, locate, normalize_key, NormalizationError
+
+LANGUAGE_DIRECTORY = pathlib.Path(__file__).resolve().parent / 'language'
+
+# Failures: the rule family decides the reason (admission maps it); the name
+# picks the fixed error sentence.
+CLAUSE = 'clause'
+SUBJECT = 'subject'
+VALUE = 'value'
+POLARITY = 'polarity'
+
+ERRORS = {
+    'not_one_sentence': (
+        CLAUSE, 'The evidence is not inside one sentence of the utterance; nothing was written.'),
+    'question': (
+        CLAUSE, 'The evidence is part of a question, not a statement; nothing was written.'),
+    'not_a_clause': (
+        CLAUSE, 'The evidence is not one complete clause: it must start and end at a sentence '
+                'or clause boundary (after an allowed lead-in); nothing was written.'),
+    'governed': (
+        CLAUSE, 'The sentence is conditional, doubted, denied, reported or hedged, so it is not '
+                'a plain statement; nothing was written.'),
+    'negated_outside': (
+        CLAUSE, 'The evidence is governed by a negation outside it; nothing was written.'),
+    'subject_not_first': (
+        SUBJECT, 'The subject does not open the evidence clause: only a lead-in, article or '
+                 'title may come before it; nothing was written.'),
+    'subject_possessor': (
+        SUBJECT, 'The subject is only the possessor of what the clause is about; nothing was '
+                 'written.'),
+    'subject_partial': (
+        SUBJECT, 'The subject is part of a longer word of the evidence; nothing was written.'),
+    'value_vacuous': (
+        VALUE, 'The value carries no meaning of its own (no letter or digit, only function '
+               'words, or the predicate itself); nothing was written.'),
+    'value_is_subject': (
+        VALUE, "The value is the subject's own words in the evidence; nothing was written."),
+    'value_partial': (
+        VALUE, 'The value is not a complete phrase of the evidence: it cuts a word, a '
+               'complement or a modifier off; nothing was written.'),
+    'negation_not_carried': (
+        POLARITY, 'The evidence is negated but the predicate does not carry the negation (for '
+                  'example does_not_like); nothing was written.'),
+    'negation_not_said': (
+        POLARITY, 'The predicate is negated but the evidence is not; nothing was written.'),
+}
+
+# Sentence ends and clause boundaries. Quote marks are transparent: they
+# neither end nor join anything.
+_TERMINATORS = frozenset('.!?\u2026\u3002\uff01\uff1f\u203c\u2047\u2048\u2049\u061f')
+_QUESTION_MARKS = frozenset('?\uff1f\u2047\u2048\u2049\u061f')
+_BOUNDARIES = frozenset(',;:()[]{}\u2014\u2013-\u3001\uff0c\uff1b\uff1a/')
+_QUOTES = frozenset('"\'\u201c\u201d\u2018\u2019\u00ab\u00bb\u201e\u201a\u2039\u203a`')
+# Inside a word these join its parts ("O'Brien", "doesn't", "tea-cakes").
+_JOINERS = frozenset("'\u2019-\u2010\u2011")
+_APOSTROPHES = str.maketrans({'\u2019': "'", '\u2018': "'", '\u2010': '-', '\u2011': '-'})
+# A subject, value or clause can leave at most this many words between a
+# possessor and its copula ("your favourite drink is").
+_POSSESSED_MAX_WORDS = 3
+# Names longer than this many words are not looked for between subject and value.
+_NAME_MAX_WORDS = 4
+
+
+@dataclass(frozen=True)
+class Token:
+    """One word or punctuation mark of the display text, with its character span."""
+
+    text: str
+    key: str
+    start: int
+    end: int
+    is_word: bool
+
+
+@dataclass(frozen=True)
+class Grounding:
+    """The verdict: failure is None when every rule holds."""
+
+    failure: Optional[str]
+    # For admission's store check (rule "no other subject"): a person
+    # reference opens a clause between the subject and the value, or these
+    # word sequences do and would be another subject if they name an entity.
+    person_opens_clause: bool = False
+    other_subject_candidates: Tuple[str, ...] = ()
+
+    @property
+    def rule(self):
+        """Return the rule family of the failure (CLAUSE, SUBJECT, VALUE, POLARITY)."""
+        return ERRORS[self.failure][0] if self.failure else None
+
+    @property
+    def error(self):
+        """Return the fixed error sentence of the failure."""
+        return ERRORS[self.failure][1] if self.failure else ''
+
+
+def _is_word_char(char):
+    return char.isalnum() or char == '_' or unicodedata.category(char).startswith('M')
+
+
+def _key(text):
+    return text.casefold().translate(_APOSTROPHES)
+
+
+def tokenize(text):
+    """Split display text into words and punctuation marks (spaces dropped)."""
+    tokens = []
+    index = 0
+    length = len(text)
+    while index < length:
+        char = text[index]
+        if char.isspace():
+            index += 1
+        elif _is_word_char(char):
+            start = index
+            index += 1
+            while index < length:
+                if _is_word_char(text[index]):
+                    index += 1
+                elif (text[index] in _JOINERS and index + 1 < length
+                      and _is_word_char(text[index + 1])):
+                    index += 2
+                else:
+                    break
+            word = text[start:index]
+            tokens.append(Token(word, _key(word), start, index, True))
+        else:
+            tokens.append(Token(char, _key(char), index, index + 1, False))
+            index += 1
+    return tokens
+
+
+class Language:
+    """The merged word lists of every language file (see language/en.toml)."""
+
+    def __init__(self, tables):
+        def words(name):
+            return frozenset(_key(word) for table in tables for word in table.get(name, ()))
+
+        def phrases(name):
+            found = set()
+            for table in tables:
+                for phrase in table.get(name, ()):
+                    found.add(tuple(token.key for token in tokenize(phrase)))
+            # Longest first, so "please remember that" wins over "please".
+            return tuple(sorted(found, key=len, reverse=True))
+
+        self.lead_ins = phrases('lead_ins')
+        self.openers = words('openers')
+        self.subject_prefixes = words('subject_prefixes')
+        self.abbreviations = words('abbreviations')
+        self.question_openers = words('question_openers')
+        self.governors = words('governors')
+        self.negators = words('negators')
+        self.negator_suffixes = tuple(sorted(words('negator_suffixes')))
+        self.predicate_negators = words('predicate_negators')
+        self.clause_joiners = words('clause_joiners')
+        self.conjunctions = words('conjunctions')
+        self.persons = words('first_person') | words('second_person') | words('third_person')
+        self.robot_references = words('robot_references')
+        self.copulas = words('copulas')
+        self.possessive_suffixes = tuple(sorted(words('possessive_suffixes'), key=len,
+                                                reverse=True))
+        self.possessive_subjects = words('possessive_subjects')
+        self.privative_modifiers = words('privative_modifiers')
+        self.function_words = words('function_words')
+        # Words that continue a noun phrase: a value cannot end right before them.
+        self.value_continuers = frozenset(("of", 'or', 'nor', "'s"))
+
+    def is_negator(self, key):
+        return key in self.negators or key.endswith(self.negator_suffixes)
+
+
+@functools.lru_cache(maxsize=1)
+def language():
+    """Return the merged language data (every language/*.toml, loaded once)."""
+    tables = []
+    for path in sorted(LANGUAGE_DIRECTORY.glob('*.toml')):
+        with path.open('rb') as data:
+            tables.append(tomllib.load(data))
+    if not tables:
+        raise RuntimeError(f'no grounding language data in {LANGUAGE_DIRECTORY}')
+    return Language(tables)
+
+
+@dataclass(frozen=True)
+class _Sentence:
+    start: int          # first token index
+    end: int            # one past the last content token (terminators excluded)
+    question: bool
+
+
+def _sentences(tokens, lang):
+    """Split tokens into sentences; a full stop after an abbreviation or initial is kept."""
+    sentences = []
+    start = 0
+    index = 0
+    while index < len(tokens):
+        token = tokens[index]
+        if token.is_word or token.text not in _TERMINATORS or _keeps_sentence(tokens, index, lang):
+            index += 1
+            continue
+        end = index
+        question = False
+        while index < len(tokens) and (
+                tokens[index].text in _TERMINATORS or tokens[index].text in _QUOTES):
+            question = question or tokens[index].text in _QUESTION_MARKS
+            index += 1
+        sentences.append(_Sentence(start, end, question))
+        start = index
+    if start < len(tokens):
+        sentences.append(_Sentence(start, len(tokens), False))
+    return sentences
+
+
+def _keeps_sentence(tokens, index, lang):
+    """Return True for a full stop that does not end a sentence (Dr. / J. R. / 3.5)."""
+    if tokens[index].text != '.' or index == 0:
+        return False
+    before = tokens[index - 1]
+    if not before.is_word or before.end != tokens[index].start:
+        return False
+    if before.key in lang.abbreviations or (len(before.text) == 1 and before.text.isalpha()):
+        return True
+    after = tokens[index + 1] if index + 1 < len(tokens) else None
+    return (after is not None and after.start == tokens[index].end
+            and before.text[-1].isdigit() and after.text[:1].isdigit())
+
+
+def _skip_lead(tokens, position, end, lang, *, prefixes=False, also=frozenset()):
+    """Yield every position reachable from a clause start by skipping lead-ins and openers."""
+    seen = {position}
+    frontier = [position]
+    while frontier:
+        here = frontier.pop()
+        yield here
+        steps = []
+        for phrase in lang.lead_ins:
+            stop = here + len(phrase)
+            if stop <= end and tuple(token.key for token in tokens[here:stop]) == phrase:
+                steps.append(stop)
+        if here < end and tokens[here].is_word and (
+                tokens[here].key in lang.openers
+                or (prefixes and tokens[here].key in lang.subject_prefixes)
+                or tokens[here].key in also):
+            steps.append(here + 1)
+        if prefixes and here < end and tokens[here].text == '.' and here > 0 and (
+                tokens[here - 1].key in lang.subject_prefixes):
+            steps.append(here + 1)  # "Dr." : the title's own full stop
+        for step in steps:
+            while step < end and not tokens[step].is_word and tokens[step].text in ',:':
+                step += 1
+            if step not in seen:
+                seen.add(step)
+                frontier.append(step)
+
+
+def _token_range(tokens, start, end):
+    """Return (first, stop) token indices covering chars [start, end), or None if a word is cut."""
+    first = stop = None
+    for index, token in enumerate(tokens):
+        if token.end <= start:
+            continue
+        if token.start >= end:
+            break
+        if token.start < start or token.end > end:
+            return None
+        if first is None:
+            first = index
+        stop = index + 1
+    if first is None:
+        return None
+    return first, stop
+
+
+def _occurrences(needle_text, haystack, offset=0):
+    """Yield char offsets of needle_text in haystack at word boundaries (locate's notion)."""
+    index = haystack.find(needle_text)
+    while index != -1:
+        stop = index + len(needle_text)
+        clean_start = index == 0 or not (
+            _is_word_char(haystack[index - 1]) and _is_word_char(haystack[index]))
+        clean_end = stop == len(haystack) or not (
+            _is_word_char(haystack[stop - 1]) and _is_word_char(haystack[stop]))
+        if clean_start and clean_end:
+            yield offset + index
+        index = haystack.find(needle_text, index + 1)
+
+
+def _span_text(needle, haystack):
+    try:
+        return locate(needle, haystack)
+    except NormalizationError:
+        return None
+
+
+def ground(utterance, evidence, subject, value, predicate, *, relationship=False):
+    """
+    Check the grounding rules for an evidence that the literal rules already found.
+
+    Every whole-word occurrence of the evidence in the utterance is tried;
+    the proposal is grounded when one occurrence satisfies every rule. When
+    none does, the failure of the first occurrence is returned.
+    """
+    lang = language()
+    try:
+        display = display_form(utterance)
+    except NormalizationError:
+        return Grounding('not_a_clause')
+    span = _span_text(evidence, display)
+    if span is None:
+        return Grounding('not_a_clause')
+    tokens = tokenize(display)
+    sentences = _sentences(tokens, lang)
+    first_failure = None
+    for start in _occurrences(span, display):
+        verdict = _ground_occurrence(
+            lang, display, tokens, sentences, start, start + len(span), subject, value,
+            predicate, relationship)
+        if verdict.failure is None:
+            return verdict
+        first_failure = first_failure or verdict
+    return first_failure or Grounding('not_a_clause')
+
+
+def _ground_occurrence(lang, display, tokens, sentences, start, end, subject, value,
+                       predicate, relationship):
+    evidence_range = _token_range(tokens, start, end)
+    if evidence_range is None:
+        return Grounding('not_a_clause')
+    first, stop = evidence_range
+    # The evidence may include its own sentence's terminator and closing quotes.
+    while stop > first and not tokens[stop - 1].is_word and (
+            tokens[stop - 1].text in _TERMINATORS or tokens[stop - 1].text in _QUOTES):
+        stop -= 1
+    while first < stop and tokens[first].text in _QUOTES:
+        first += 1
+    sentence = next((s for s in sentences if s.start <= first < max(s.end, s.start + 1)), None)
+    if sentence is None or stop > sentence.end or first >= stop:
+        return Grounding('not_one_sentence')
+
+    # Spans the scans below must not read as grammar: the subject's name, and
+    # a relationship's value (it names the related entity).
+    evidence_text = display[tokens[first].start:tokens[stop - 1].end]
+    evidence_offset = tokens[first].start
+    subject_span = _find_span(subject, evidence_text, evidence_offset)
+    value_spans = list(_find_spans(value, evidence_text, evidence_offset))
+    names = [subject_span] if subject_span else []
+    if relationship:
+        names.extend(value_spans)
+
+    def in_names(token):
+        return any(span[0] <= token.start and token.end <= span[1] for span in names)
+
+    failure = _clause_failure(lang, tokens, sentence, first, stop, in_names, subject_span)
+    if failure:
+        return Grounding(failure)
+    if subject_span is None:
+        return Grounding('subject_partial')
+    subject_tokens = _cover(tokens, *subject_span)
+    if subject_tokens is None:
+        return Grounding('subject_partial')
+    subject_first, subject_stop, possessive = subject_tokens
+    failure = _subject_failure(
+        lang, tokens, sentence, first, subject_first, subject_stop, possessive,
+        normalize_key(subject))
+    if failure:
+        return Grounding(failure)
+
+    first_failure = None
+    for value_span in value_spans or [None]:
+        verdict = _value_and_polarity(
+            lang, tokens, first, stop, subject, subject_span, subject_stop, possessive,
+            value_span, value, predicate, relationship, in_names)
+        if verdict.failure is None:
+            return verdict
+        first_failure = first_failure or verdict
+    return first_failure
+
+
+def _find_span(needle, evidence_text, offset):
+    return next(iter(_find_spans(needle, evidence_text, offset)), None)
+
+
+def _find_spans(needle, evidence_text, offset):
+    text = _span_text(needle, evidence_text)
+    if text is None:
+        return
+    for start in _occurrences(text, evidence_text, offset):
+        yield start, start + len(text)
+
+
+def _cover(tokens, start, end):
+    """
+    Return (first, stop, possessive) token indices for a name span.
+
+    A name may end inside a word only before a possessive ending ("Ada's").
+    Returns None when the span cuts a word any other way.
+    """
+    lang = language()
+    first = stop = None
+    possessive = False
+    for index, token in enumerate(tokens):
+        if token.end <= start:
+            continue
+        if token.start >= end:
+            break
+        if token.start < start:
+            return None
+        if token.end > end:
+            rest = _key(tokens[index].text[end - token.start:])
+            if rest not in lang.possessive_suffixes:
+                return None
+            possessive = True
+        if first is None:
+            first = index
+        stop = index + 1
+    if first is None:
+        return None
+    return first, stop, possessive
+
+
+def _clause_failure(lang, tokens, sentence, first, stop, in_names, subject_span):
+    if sentence.question:
+        return 'question'
+    lead = list(_skip_lead(tokens, sentence.start, sentence.end, lang))
+    opener = max(lead)
+    opening = tokens[opener] if opener < sentence.end else None
+    if opening is not None and opening.key in lang.question_openers and not (
+            subject_span and subject_span[0] <= opening.start < subject_span[1]):
+        return 'question'
+    starts = set(lead)
+    for index in range(sentence.start, sentence.end):
+        token = tokens[index]
+        if (not token.is_word and token.text in _BOUNDARIES) or (
+                token.is_word and token.key in lang.clause_joiners):
+            starts.update(_skip_lead(tokens, index + 1, sentence.end, lang))
+    if first not in starts:
+        return 'not_a_clause'
+    if stop != sentence.end and not (
+            not tokens[stop].is_word and tokens[stop].text in _BOUNDARIES):
+        return 'not_a_clause'
+    # The lead-ins at the sentence start are the operator talking to the robot.
+    scanned = [token for token in tokens[opener:sentence.end]
+               if token.is_word and not in_names(token)]
+    if any(token.key in lang.governors for token in scanned):
+        return 'governed'
+    before = [token for token in scanned if token.end <= tokens[first].start]
+    if any(lang.is_negator(token.key) for token in before):
+        return 'negated_outside'
+    # ", or not" / ", not really" after the evidence takes it back.
+    tail = tokens[stop:sentence.end]
+    while tail and not tail[0].is_word:
+        tail = tail[1:]
+    clause = []
+    for token in tail:
+        if not token.is_word and token.text in _BOUNDARIES:
+            break
+        if token.is_word:
+            clause.append(token.key)
+    if clause and any(lang.is_negator(key) for key in clause) and all(
+            key in lang.function_words or lang.is_negator(key) for key in clause):
+        return 'negated_outside'
+    return None
+
+
+def _subject_failure(lang, tokens, sentence, first, subject_first, subject_stop,
+                     possessive, subject_key):
+    # "You yourself like quiet rooms": the robot may be named twice.
+    same = lang.robot_references if subject_key in lang.robot_references else frozenset()
+    allowed = set(_skip_lead(tokens, first, sentence.end, lang, prefixes=True, also=same))
+    if subject_first not in allowed:
+        return 'subject_not_first'
+    if subject_key in lang.possessive_subjects:
+        possessive = True
+    if not possessive:
+        return None
+    # "<possessor>'s <at most 3 words> <copula> <value>" describes the possessor.
+    for index in range(subject_stop, min(subject_stop + _POSSESSED_MAX_WORDS + 1,
+                                         sentence.end)):
+        token = tokens[index]
+        if not token.is_word:
+            break
+        if token.key in lang.copulas and index > subject_stop:
+            return None
+    return 'subject_possessor'
+
+
+def _value_and_polarity(lang, tokens, first, stop, subject, subject_span, subject_stop,
+                        possessive, value_span, value, predicate, relationship, in_names):
+    if value_span is None:
+        return Grounding('value_partial')
+    value_key = normalize_key(value)
+    value_words = [token.key for token in tokenize(value_key) if token.is_word]
+    if not any(char.isalnum() for char in value_key) or not value_words:
+        return Grounding('value_vacuous')
+    # A relationship's value names an entity, which resolution checks: "The
+    # Who" is a name, not two function words.
+    if not relationship and all(
+            word in lang.function_words or lang.is_negator(word) for word in value_words):
+        return Grounding('value_vacuous')
+    subject_key = normalize_key(subject)
+    if '_'.join(value_words) == predicate:
+        return Grounding('value_vacuous')
+    if value_span[0] < subject_span[1] and subject_span[0] < value_span[1]:
+        return Grounding('value_is_subject')
+    covered = _cover(tokens, *value_span)
+    if covered is None or covered[2]:
+        return Grounding('value_partial')
+    value_first, value_stop, _ = covered
+    if value_first > first:
+        previous = tokens[value_first - 1]
+        if previous.is_word and previous.key in lang.privative_modifiers:
+            return Grounding('value_partial')
+    if value_stop < stop:
+        following = tokens[value_stop]
+        if following.is_word and (following.key not in lang.function_words
+                                  or following.key in lang.value_continuers):
+            return Grounding('value_partial')
+    if possessive and value_first < subject_stop:
+        return Grounding('value_partial')
+
+    person, candidates = False, ()
+    if value_first >= subject_stop:
+        same = lang.robot_references if subject_key in lang.robot_references else frozenset()
+        person, candidates = _other_subject(lang, tokens, subject_stop, value_first, same)
+
+    negated = any(
+        lang.is_negator(token.key) for token in tokens[first:stop]
+        if token.is_word and not in_names(token)
+        and not (value_span[0] <= token.start and token.end <= value_span[1]))
+    carries = bool(set(predicate.split('_')) & lang.predicate_negators)
+    if negated and not carries:
+        return Grounding('negation_not_carried')
+    if carries and not negated:
+        return Grounding('negation_not_said')
+    return Grounding(None, person, candidates)
+
+
+def _other_subject(lang, tokens, after_subject, value_first, same):
+    """
+    Look for another subject opening a clause between the subject and the value.
+
+    Returns (a person reference opens such a clause, the word sequences that
+    would be another subject if they named a known entity): admission rejects
+    on the first and asks the store about the second.
+    """
+    candidates = []
+    for index in range(after_subject, value_first):
+        token = tokens[index]
+        if token.is_word:
+            if token.key not in lang.conjunctions or index == after_subject:
+                continue
+        elif token.text not in _BOUNDARIES:
+            continue
+        opener = index + 1
+        while opener < value_first and not tokens[opener].is_word:
+            opener += 1
+        if opener >= value_first:
+            continue
+        if tokens[opener].key in lang.persons and tokens[opener].key not in same:
+            return True, ()
+        words = []
+        for word in tokens[opener:min(opener + _NAME_MAX_WORDS, value_first)]:
+            if not word.is_word:
+                break
+            words.append(word.text)
+            candidates.append(' '.join(words))
+    return False, tuple(dict.fromkeys(candidates))
