@@ -407,7 +407,8 @@ def _ground_occurrence(lang, display, tokens, sentences, start, end, subject, va
     def in_names(token):
         return any(span[0] <= token.start and token.end <= span[1] for span in names)
 
-    failure = _clause_failure(lang, tokens, sentence, first, stop, in_names, subject_span)
+    failure = _clause_failure(
+        lang, tokens, sentences, sentence, first, stop, in_names, subject_span)
     if failure:
         return Grounding(failure)
     if subject_span is None:
@@ -475,7 +476,7 @@ def _cover(tokens, start, end):
     return first, stop, possessive
 
 
-def _clause_failure(lang, tokens, sentence, first, stop, in_names, subject_span):
+def _clause_failure(lang, tokens, sentences, sentence, first, stop, in_names, subject_span):
     if sentence.question:
         return 'question'
     lead = list(_skip_lead(tokens, sentence.start, sentence.end, lang))
@@ -490,10 +491,17 @@ def _clause_failure(lang, tokens, sentence, first, stop, in_names, subject_span)
         if (not token.is_word and token.text in _BOUNDARIES) or (
                 token.is_word and token.key in lang.clause_joiners):
             starts.update(_skip_lead(tokens, index + 1, sentence.end, lang))
-    if first not in starts:
+    # Quote marks are transparent at both ends: 'Remember: "Ada likes tea".'
+    opening_quote = first
+    while opening_quote > sentence.start and tokens[opening_quote - 1].text in _QUOTES:
+        opening_quote -= 1
+    if first not in starts and opening_quote not in starts:
         return 'not_a_clause'
-    if stop != sentence.end and not (
-            not tokens[stop].is_word and tokens[stop].text in _BOUNDARIES):
+    closing = stop
+    while closing < sentence.end and tokens[closing].text in _QUOTES:
+        closing += 1
+    if closing != sentence.end and not (
+            not tokens[closing].is_word and tokens[closing].text in _BOUNDARIES):
         return 'not_a_clause'
     # The lead-ins at the sentence start are the operator talking to the robot.
     scanned = [token for token in tokens[opener:sentence.end]
@@ -513,10 +521,20 @@ def _clause_failure(lang, tokens, sentence, first, stop, in_names, subject_span)
             break
         if token.is_word:
             clause.append(token.key)
-    if clause and any(lang.is_negator(key) for key in clause) and all(
-            key in lang.function_words or lang.is_negator(key) for key in clause):
+    if _takes_back(lang, clause):
+        return 'negated_outside'
+    # So does a next sentence of nothing else: "Ada Lovelace likes tea. Not really."
+    following = next((s for s in sentences if s.start >= sentence.end), None)
+    if following is not None and _takes_back(lang, [
+            token.key for token in tokens[following.start:following.end] if token.is_word]):
         return 'negated_outside'
     return None
+
+
+def _takes_back(lang, keys):
+    """Return True for words that only negate: "or not", "not really", "no"."""
+    return bool(keys) and any(lang.is_negator(key) for key in keys) and all(
+        key in lang.function_words or lang.is_negator(key) for key in keys)
 
 
 def _subject_failure(lang, tokens, sentence, first, subject_first, subject_stop,
