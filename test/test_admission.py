@@ -23,7 +23,8 @@ from admission_cases import RELATIONSHIP_CONTEXT, ROBOT_PROFILE
 from conftest import FIXED_CREATED_AT as CREATED_AT
 from mira_memory.core.admission import AdmissionResult, admit, backend_failure
 from mira_memory.core.admission import ERROR_MAX_LENGTH, Proposal
-from mira_memory.core.admission import REASONS, TURN_ALREADY_WROTE_ERROR, TurnContext
+from mira_memory.core.admission import REASONS, source_label, TURN_ALREADY_WROTE_ERROR
+from mira_memory.core.admission import TurnContext
 from mira_memory.core.store import BackendError, MemoryStore, NewMemory
 import pytest
 
@@ -473,3 +474,20 @@ def test_admission_never_touches_existing_memories(store, seed):
     admit(store, FACT_CONTEXT, FACT, ROBOT_PROFILE)
 
     assert store.get_memory(seed.quillon_drinks) == before
+
+
+def test_turn_ids_that_normalize_alike_are_different_turns(store, seed):
+    fullwidth = TurnContext('\uff45\uff11', 't1', FACT_CONTEXT.utterance)
+    ascii_turn = TurnContext('e1', 't1', RELATIONSHIP_CONTEXT.utterance)
+
+    first = admit(store, fullwidth, FACT, ROBOT_PROFILE)
+    second = admit(store, ascii_turn, RELATIONSHIP, ROBOT_PROFILE)
+
+    assert (first.outcome, second.outcome) == ('created', 'created')
+    labels = [store.get_memory(result.memory_id)[0].source_label for result in (first, second)]
+    assert labels == ['episode \\u{ff45}\\u{ff11} turn t1', 'episode e1 turn t1']
+
+
+def test_a_backslash_in_a_turn_id_cannot_forge_an_escape():
+    assert source_label(TurnContext('\\u{ff45}', 't', '')) != source_label(
+        TurnContext('\uff45', 't', ''))
