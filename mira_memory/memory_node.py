@@ -31,8 +31,8 @@ import sys
 
 from mira_memory import node_runner, responses
 from mira_memory.core import admission, config, recall, store
-from mira_memory.core.turn_proposals import TurnProposalLog
 from mira_memory.core.normalize import has_control_characters
+from mira_memory.core.turn_proposals import TurnProposalLog
 from mira_memory.srv import AdminAdd, AdminAliasAdd, AdminEntityAdd, AdminEntityFind
 from mira_memory.srv import AdminFind, AdminList, AdminShow, AdminStatus
 from mira_memory.srv import RecallMemory, Remember

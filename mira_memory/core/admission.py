@@ -56,7 +56,9 @@ insert, so nothing can change between the checks and the write:
     denote the robot profile entity, resolved now, for the subject only.
 16. invalid_proposal: a relationship's related entity is not its subject.
 17. subject_not_supported: no other subject (a person reference or a known
-    entity's name) opens a clause between the subject and the value.
+    entity's name) opens a clause between the subject and the value, and the
+    subject is not the start of another entity's longer name ("Ada" said as
+    part of "Ada Lovelace" while "Ada" is another person).
 18. duplicate (applied, nothing written), conflict (facts and preferences
     share one slot per subject and predicate), 19. the per-turn limit, then
     the insert.
@@ -170,6 +172,9 @@ _GROUNDING_REASONS = {
 }
 OTHER_SUBJECT_ERROR = (
     'The value belongs to a clause with another subject; nothing was written.')
+LONGER_NAME_ERROR = (
+    "The subject is only the start of another entity's name in the evidence; nothing was "
+    'written.')
 _ERRORS = {
     REASON_INVALID_TOOL_ARGUMENTS: (
         'A required remember argument is empty, or an argument is too long or not text; '
@@ -253,7 +258,8 @@ def source_label(context):
 
     The store keeps labels in NFKC display form, which would fold "ｅ１" into
     "e1". An id that NFKC would change is therefore written as ASCII with
-    \\u{hex} escapes, and a backslash always as two, so no two ids share a label.
+    u{hex} escapes after a backslash, and a backslash always as two, so no two
+    ids share a label.
     """
     return 'episode %s turn %s' % (_label_id(context.episode_id), _label_id(context.turn_id))
 
@@ -341,6 +347,12 @@ def _admit(store, context, proposal, robot_profile):
         if grounded.person_opens_clause or any(
                 _names_entity(tx, name) for name in grounded.other_subject_candidates):
             return _rejected(REASON_SUBJECT_NOT_SUPPORTED, error=OTHER_SUBJECT_ERROR)
+        for name, only_possessor in grounded.longer_subject_candidates:
+            if _names_entity(tx, name, besides=subject_id):
+                return _rejected(REASON_SUBJECT_NOT_SUPPORTED, error=LONGER_NAME_ERROR)
+            if only_possessor and _names_entity(tx, name):
+                return _rejected(REASON_SUBJECT_NOT_SUPPORTED,
+                                 error=grounding.ERRORS['subject_possessor'][1])
         if kind == KIND_RELATIONSHIP:
             same_slot = tx.relationship_memories(subject_id, predicate)
         else:
@@ -448,11 +460,13 @@ def _resolve_one(tx, name, not_found_reason, ambiguous_reason):
     return matches[0].id, ''
 
 
-def _names_entity(tx, name):
+def _names_entity(tx, name, besides=None):
+    """Return True when name exactly names an entity (other than besides)."""
     try:
-        return bool(tx.find_entities(name, limit=1))
+        matches = tx.find_entities(name, limit=2)
     except InvalidInputError:
         return False
+    return any(entity.id != besides for entity in matches)
 
 
 def _link_set(memory):

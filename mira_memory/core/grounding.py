@@ -37,10 +37,10 @@ would be stored:
 The words behind these rules (lead-ins, governors, negators, function
 words...) are data: one TOML file per language in language/, all of them
 loaded and merged, so a language is added without code. This module needs
-no store: the one store-dependent check, that no other subject (a person
+no store: the store-dependent checks, that no other subject (a person
 reference or a known entity name) opens a clause between the subject and the
-value, is left to admission, which asks the store about the candidate names
-(Grounding.person_opens_clause, Grounding.other_subject_candidates).
+value and that the subject is not the start of another entity's longer name,
+are left to admission, which asks the store about the candidate names.
 
 This is a conservative reading, not a parser: when the rules cannot tell
 that the operator plainly stated the proposal, they reject it.
@@ -53,7 +53,7 @@ import tomllib
 from typing import Optional, Tuple
 import unicodedata
 
-from mira_memory.core.normalize import display_form, locate, normalize_key, NormalizationError
+from mira_memory.core.normalize import display_form, locate, NormalizationError, normalize_key
 
 LANGUAGE_DIRECTORY = pathlib.Path(__file__).resolve().parent / 'language'
 
@@ -137,6 +137,12 @@ class Grounding:
     # word sequences do and would be another subject if they name an entity.
     person_opens_clause: bool = False
     other_subject_candidates: Tuple[str, ...] = ()
+    # The subject followed by the next words, as (name, only a possessor): if
+    # a name is another entity's, the subject is only part of that name ("Ada"
+    # in "Ada Lovelace ..."); if it is the subject's own name said as a mere
+    # possessor ("Ada" in "Ada Lovelace's brother likes tea"), the rule of
+    # possessors applies to it.
+    longer_subject_candidates: Tuple[Tuple[str, bool], ...] = ()
 
     @property
     def rule(self):
@@ -220,7 +226,7 @@ class Language:
         self.privative_modifiers = words('privative_modifiers')
         self.function_words = words('function_words')
         # Words that continue a noun phrase: a value cannot end right before them.
-        self.value_continuers = frozenset(("of", 'or', 'nor', "'s"))
+        self.value_continuers = frozenset(('of', 'or', 'nor', "'s"))
 
     def is_negator(self, key):
         return key in self.negators or key.endswith(self.negator_suffixes)
@@ -426,8 +432,8 @@ def _ground_occurrence(lang, display, tokens, sentences, start, end, subject, va
     first_failure = None
     for value_span in value_spans or [None]:
         verdict = _value_and_polarity(
-            lang, tokens, first, stop, subject, subject_span, subject_stop, possessive,
-            value_span, value, predicate, relationship, in_names)
+            lang, tokens, first, stop, subject, subject_span, subject_first, subject_stop,
+            possessive, value_span, value, predicate, relationship, in_names)
         if verdict.failure is None:
             return verdict
         first_failure = first_failure or verdict
@@ -546,21 +552,25 @@ def _subject_failure(lang, tokens, sentence, first, subject_first, subject_stop,
         return 'subject_not_first'
     if subject_key in lang.possessive_subjects:
         possessive = True
-    if not possessive:
+    if not possessive or _describes_possessor(lang, tokens, subject_stop, sentence.end):
         return None
-    # "<possessor>'s <at most 3 words> <copula> <value>" describes the possessor.
-    for index in range(subject_stop, min(subject_stop + _POSSESSED_MAX_WORDS + 1,
-                                         sentence.end)):
-        token = tokens[index]
-        if not token.is_word:
-            break
-        if token.key in lang.copulas and index > subject_stop:
-            return None
     return 'subject_possessor'
 
 
-def _value_and_polarity(lang, tokens, first, stop, subject, subject_span, subject_stop,
-                        possessive, value_span, value, predicate, relationship, in_names):
+def _describes_possessor(lang, tokens, after, end):
+    """Return True for "<possessor>'s <at most 3 words> <copula> ...", starting at after."""
+    for index in range(after, min(after + _POSSESSED_MAX_WORDS + 1, end)):
+        token = tokens[index]
+        if not token.is_word:
+            return False
+        if token.key in lang.copulas and index > after:
+            return True
+    return False
+
+
+def _value_and_polarity(lang, tokens, first, stop, subject, subject_span, subject_first,
+                        subject_stop, possessive, value_span, value, predicate, relationship,
+                        in_names):
     if value_span is None:
         return Grounding('value_partial')
     value_key = normalize_key(value)
@@ -607,7 +617,22 @@ def _value_and_polarity(lang, tokens, first, stop, subject, subject_span, subjec
         return Grounding('negation_not_carried')
     if carries and not negated:
         return Grounding('negation_not_said')
-    return Grounding(None, person, candidates)
+    longer = []
+    words = [token.text for token in tokens[subject_first:subject_stop]]
+    for index in range(subject_stop, min(subject_stop + _NAME_MAX_WORDS - 1, stop)):
+        token = tokens[index]
+        if possessive or not token.is_word:
+            break
+        suffix = next((suffix for suffix in lang.possessive_suffixes
+                       if token.key.endswith(suffix) and len(token.key) > len(suffix)), None)
+        if suffix is not None:
+            words.append(token.text[:-len(suffix)])
+            longer.append((' '.join(words), not _describes_possessor(lang, tokens, index + 1,
+                                                                     stop)))
+            break
+        words.append(token.text)
+        longer.append((' '.join(words), False))
+    return Grounding(None, person, candidates, tuple(longer))
 
 
 def _other_subject(lang, tokens, after_subject, value_first, same):
