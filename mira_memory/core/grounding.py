@@ -275,7 +275,7 @@ def _sentences(tokens, lang):
 
 
 def _keeps_sentence(tokens, index, lang):
-    """Return True for a full stop that does not end a sentence (Dr. / J. R. / 3.5)."""
+    """Return True for a full stop that does not end a sentence (Dr. / J. R. / 3.5 / a.org)."""
     if tokens[index].text != '.' or index == 0:
         return False
     before = tokens[index - 1]
@@ -283,9 +283,9 @@ def _keeps_sentence(tokens, index, lang):
         return False
     if before.key in lang.abbreviations or (len(before.text) == 1 and before.text.isalpha()):
         return True
+    # A full stop inside a word-like run (3.5, example.org) has no space after it.
     after = tokens[index + 1] if index + 1 < len(tokens) else None
-    return (after is not None and after.start == tokens[index].end
-            and before.text[-1].isdigit() and after.text[:1].isdigit())
+    return after is not None and after.is_word and after.start == tokens[index].end
 
 
 def _skip_lead(tokens, position, end, lang, *, prefixes=False, also=frozenset()):
@@ -538,9 +538,11 @@ def _clause_failure(lang, tokens, sentences, sentence, first, stop, in_names, su
 
 
 def _takes_back(lang, keys):
-    """Return True for words that only negate: "or not", "not really", "no"."""
-    return bool(keys) and any(lang.is_negator(key) for key in keys) and all(
-        key in lang.function_words or lang.is_negator(key) for key in keys)
+    """Return True for words that only negate or doubt: "or not", "not really", "I doubt it"."""
+    return bool(keys) and any(
+        lang.is_negator(key) or key in lang.governors for key in keys) and all(
+        key in lang.function_words or lang.is_negator(key) or key in lang.governors
+        for key in keys)
 
 
 def _subject_failure(lang, tokens, sentence, first, subject_first, subject_stop,
@@ -588,14 +590,16 @@ def _value_and_polarity(lang, tokens, first, stop, subject, subject_span, subjec
     if value_span[0] < subject_span[1] and subject_span[0] < value_span[1]:
         return Grounding('value_is_subject')
     covered = _cover(tokens, *value_span)
-    if covered is None or covered[2]:
+    # A fact's value that is only a possessor ("likes Bob's cooking") is cut
+    # short; a related entity often is one ("Ada is Charles's friend").
+    if covered is None or (covered[2] and not relationship):
         return Grounding('value_partial')
-    value_first, value_stop, _ = covered
+    value_first, value_stop, value_possessive = covered
     if value_first > first:
         previous = tokens[value_first - 1]
         if previous.is_word and previous.key in lang.privative_modifiers:
             return Grounding('value_partial')
-    if value_stop < stop:
+    if value_stop < stop and not value_possessive:
         following = tokens[value_stop]
         if following.is_word and (following.key not in lang.function_words
                                   or following.key in lang.value_continuers):
