@@ -344,7 +344,7 @@ def _admit(store, context, proposal, robot_profile):
             if related_id == subject_id:
                 return _rejected(REASON_INVALID_PROPOSAL, error=RELATED_IS_SUBJECT_ERROR)
             links += ((related_id, role),)
-        if grounded.person_opens_clause or any(
+        if grounded.other_subject_found or any(
                 _names_entity(tx, name) for name in grounded.other_subject_candidates):
             return _rejected(REASON_SUBJECT_NOT_SUPPORTED, error=OTHER_SUBJECT_ERROR)
         for name, only_possessor in grounded.longer_subject_candidates:

@@ -48,6 +48,7 @@ that the operator plainly stated the proposal, they reject it.
 
 from dataclasses import dataclass
 import functools
+import itertools
 import pathlib
 import tomllib
 from typing import Optional, Tuple
@@ -114,6 +115,11 @@ _APOSTROPHES = str.maketrans({'\u2019': "'", '\u2018': "'", '\u2010': '-', '\u20
 _POSSESSED_MAX_WORDS = 3
 # Names longer than this many words are not looked for between subject and value.
 _NAME_MAX_WORDS = 4
+# Bounds that keep one request's cost linear in its length: the evidence
+# occurrences tried, and the clause openings between subject and value that
+# are checked (beyond it the value's clause is unclear, so it is refused).
+_OCCURRENCES_MAX = 4
+_CLAUSES_CHECKED_MAX = 8
 
 
 @dataclass(frozen=True)
@@ -133,9 +139,10 @@ class Grounding:
 
     failure: Optional[str]
     # For admission's store check (rule "no other subject"): a person
-    # reference opens a clause between the subject and the value, or these
-    # word sequences do and would be another subject if they name an entity.
-    person_opens_clause: bool = False
+    # reference (or more clauses than are checked) opens a clause between the
+    # subject and the value, or these word sequences do and would be another
+    # subject if they name an entity.
+    other_subject_found: bool = False
     other_subject_candidates: Tuple[str, ...] = ()
     # The subject followed by the next words, as (name, only a possessor): if
     # a name is another entity's, the subject is only part of that name ("Ada"
@@ -191,20 +198,35 @@ def tokenize(text):
     return tokens
 
 
+LANGUAGE_KEYS = frozenset((
+    'language', 'lead_ins', 'openers', 'clause_joiners', 'subject_prefixes', 'abbreviations',
+    'question_openers', 'governors', 'negators', 'negator_suffixes', 'predicate_negators',
+    'conjunctions', 'first_person', 'second_person', 'third_person', 'robot_references',
+    'copulas', 'possessive_suffixes', 'possessive_subjects', 'privative_modifiers',
+    'function_words'))
+
+
 class Language:
     """The merged word lists of every language file (see language/en.toml)."""
 
     def __init__(self, tables):
+        for table in tables:
+            unknown = set(table) - LANGUAGE_KEYS
+            if unknown:
+                # A misspelt list would silently weaken a rule.
+                raise ValueError(f'unknown grounding language keys: {sorted(unknown)}')
+
         def words(name):
             return frozenset(_key(word) for table in tables for word in table.get(name, ()))
 
         def phrases(name):
-            found = set()
+            # Indexed by their first word: lead-ins are tried at every clause start.
+            found = {}
             for table in tables:
                 for phrase in table.get(name, ()):
-                    found.add(tuple(token.key for token in tokenize(phrase)))
-            # Longest first, so "please remember that" wins over "please".
-            return tuple(sorted(found, key=len, reverse=True))
+                    keys = tuple(token.key for token in tokenize(phrase))
+                    found.setdefault(keys[0], set()).add(keys)
+            return {first: tuple(sorted(keys)) for first, keys in found.items()}
 
         self.lead_ins = phrases('lead_ins')
         self.openers = words('openers')
@@ -288,23 +310,26 @@ def _keeps_sentence(tokens, index, lang):
     return after is not None and after.is_word and after.start == tokens[index].end
 
 
-def _skip_lead(tokens, position, end, lang, *, prefixes=False, also=frozenset()):
-    """Yield every position reachable from a clause start by skipping lead-ins and openers."""
-    seen = {position}
-    frontier = [position]
+def _skip_lead(tokens, positions, end, lang, *, prefixes=False, also=frozenset()):
+    """
+    Return every position reachable from the given clause starts by skipping lead-ins and openers.
+
+    One shared visited set keeps this linear in the sentence, however many
+    clause starts and openers ("and so, and so, ...") it has.
+    """
+    seen = set(positions)
+    frontier = list(seen)
     while frontier:
         here = frontier.pop()
-        yield here
         steps = []
-        for phrase in lang.lead_ins:
-            stop = here + len(phrase)
-            if stop <= end and tuple(token.key for token in tokens[here:stop]) == phrase:
-                steps.append(stop)
-        if here < end and tokens[here].is_word and (
-                tokens[here].key in lang.openers
-                or (prefixes and tokens[here].key in lang.subject_prefixes)
-                or tokens[here].key in also):
-            steps.append(here + 1)
+        if here < end and tokens[here].is_word:
+            key = tokens[here].key
+            for phrase in lang.lead_ins.get(key, ()):
+                stop = here + len(phrase)
+                if stop <= end and tuple(token.key for token in tokens[here:stop]) == phrase:
+                    steps.append(stop)
+            if key in lang.openers or key in also or (prefixes and key in lang.subject_prefixes):
+                steps.append(here + 1)
         if prefixes and here < end and tokens[here].text == '.' and here > 0 and (
                 tokens[here - 1].key in lang.subject_prefixes):
             steps.append(here + 1)  # "Dr." : the title's own full stop
@@ -314,6 +339,7 @@ def _skip_lead(tokens, position, end, lang, *, prefixes=False, also=frozenset())
             if step not in seen:
                 seen.add(step)
                 frontier.append(step)
+    return seen
 
 
 def _token_range(tokens, start, end):
@@ -355,15 +381,18 @@ def _span_text(needle, haystack):
         return None
 
 
-def ground(utterance, evidence, subject, value, predicate, *, relationship=False):
+def ground(utterance, evidence, subject, value, predicate, *, relationship=False, lang=None):
     """
     Check the grounding rules for an evidence that the literal rules already found.
 
     Every whole-word occurrence of the evidence in the utterance is tried;
     the proposal is grounded when one occurrence satisfies every rule. When
-    none does, the failure of the first occurrence is returned.
+    none does, the failure of the first occurrence is returned. Only the
+    first few occurrences are tried, so a long repetitive utterance stays
+    cheap; a statement repeated more often than that is refused. lang is the
+    merged language data (default: every shipped language file).
     """
-    lang = language()
+    lang = lang or language()
     try:
         display = display_form(utterance)
     except NormalizationError:
@@ -374,7 +403,7 @@ def ground(utterance, evidence, subject, value, predicate, *, relationship=False
     tokens = tokenize(display)
     sentences = _sentences(tokens, lang)
     first_failure = None
-    for start in _occurrences(span, display):
+    for start in itertools.islice(_occurrences(span, display), _OCCURRENCES_MAX):
         verdict = _ground_occurrence(
             lang, display, tokens, sentences, start, start + len(span), subject, value,
             predicate, relationship)
@@ -405,7 +434,8 @@ def _ground_occurrence(lang, display, tokens, sentences, start, end, subject, va
     evidence_text = display[tokens[first].start:tokens[stop - 1].end]
     evidence_offset = tokens[first].start
     subject_span = _find_span(subject, evidence_text, evidence_offset)
-    value_spans = list(_find_spans(value, evidence_text, evidence_offset))
+    value_spans = list(itertools.islice(
+        _find_spans(value, evidence_text, evidence_offset), _OCCURRENCES_MAX))
     names = [subject_span] if subject_span else []
     if relationship:
         names.extend(value_spans)
@@ -485,18 +515,17 @@ def _cover(tokens, start, end):
 def _clause_failure(lang, tokens, sentences, sentence, first, stop, in_names, subject_span):
     if sentence.question:
         return 'question'
-    lead = list(_skip_lead(tokens, sentence.start, sentence.end, lang))
+    lead = _skip_lead(tokens, (sentence.start,), sentence.end, lang)
     opener = max(lead)
     opening = tokens[opener] if opener < sentence.end else None
     if opening is not None and opening.key in lang.question_openers and not (
             subject_span and subject_span[0] <= opening.start < subject_span[1]):
         return 'question'
-    starts = set(lead)
-    for index in range(sentence.start, sentence.end):
-        token = tokens[index]
-        if (not token.is_word and token.text in _BOUNDARIES) or (
-                token.is_word and token.key in lang.clause_joiners):
-            starts.update(_skip_lead(tokens, index + 1, sentence.end, lang))
+    starts = _skip_lead(tokens, [sentence.start] + [
+        index + 1 for index in range(sentence.start, sentence.end)
+        if (not tokens[index].is_word and tokens[index].text in _BOUNDARIES)
+        or (tokens[index].is_word and tokens[index].key in lang.clause_joiners)],
+        sentence.end, lang)
     # Quote marks are transparent at both ends: 'Remember: "Ada likes tea".'
     opening_quote = first
     while opening_quote > sentence.start and tokens[opening_quote - 1].text in _QUOTES:
@@ -549,7 +578,7 @@ def _subject_failure(lang, tokens, sentence, first, subject_first, subject_stop,
                      possessive, subject_key):
     # "You yourself like quiet rooms": the robot may be named twice.
     same = lang.robot_references if subject_key in lang.robot_references else frozenset()
-    allowed = set(_skip_lead(tokens, first, sentence.end, lang, prefixes=True, also=same))
+    allowed = _skip_lead(tokens, (first,), sentence.end, lang, prefixes=True, also=same)
     if subject_first not in allowed:
         return 'subject_not_first'
     if subject_key in lang.possessive_subjects:
@@ -648,6 +677,7 @@ def _other_subject(lang, tokens, after_subject, value_first, same):
     on the first and asks the store about the second.
     """
     candidates = []
+    openings = 0
     for index in range(after_subject, value_first):
         token = tokens[index]
         if token.is_word:
@@ -660,7 +690,9 @@ def _other_subject(lang, tokens, after_subject, value_first, same):
             opener += 1
         if opener >= value_first:
             continue
-        if tokens[opener].key in lang.persons and tokens[opener].key not in same:
+        openings += 1
+        if openings > _CLAUSES_CHECKED_MAX or (
+                tokens[opener].key in lang.persons and tokens[opener].key not in same):
             return True, ()
         words = []
         for word in tokens[opener:min(opener + _NAME_MAX_WORDS, value_first)]:
