@@ -129,3 +129,23 @@ def test_longer_readings_of_the_subject_go_to_the_store():
                      'tea', 'likes')
 
     assert ('Ada Lovelace', True) in verdict.longer_subject_candidates
+
+
+@pytest.mark.parametrize('utterance,evidence,addressees', [
+    ('Ada, you like tea.', 'you like tea', ('Ada',)),
+    ('You like tea, Ada Lovelace.', 'You like tea', ('Ada Lovelace',)),
+    ('You like tea.', 'You like tea', ()),
+])
+def test_clauses_around_a_second_person_statement_may_name_its_addressee(
+        utterance, evidence, addressees):
+    verdict = ground(utterance, evidence, 'you', 'tea', 'likes')
+
+    assert (verdict.failure, verdict.addressee_candidates) == (None, addressees)
+
+
+@pytest.mark.parametrize('tail,failure', [
+    (", I'm not sure.", 'negated_outside'), (', or not.', 'negated_outside'),
+    ('. Not really.', 'negated_outside'), (', not coffee.', None)])
+def test_what_follows_may_take_the_statement_back(tail, failure):
+    assert ground('Ada likes tea' + tail, 'Ada likes tea', 'Ada', 'tea', 'likes').failure == (
+        failure)

@@ -58,7 +58,8 @@ insert, so nothing can change between the checks and the write:
 17. subject_not_supported: no other subject (a person reference or a known
     entity's name) opens a clause between the subject and the value, and the
     subject is not the start of another entity's longer name ("Ada" said as
-    part of "Ada Lovelace" while "Ada" is another person).
+    part of "Ada Lovelace" while "Ada" is another person), and a second-person
+    subject is not addressed to another entity ("Ada, you like tea.").
 18. duplicate (applied, nothing written), conflict (facts and preferences
     share one slot per subject and predicate), 19. the per-turn limit, then
     the insert.
@@ -172,6 +173,9 @@ _GROUNDING_REASONS = {
 }
 OTHER_SUBJECT_ERROR = (
     'The value belongs to a clause with another subject; nothing was written.')
+ADDRESSEE_ERROR = (
+    'The second person is addressed to someone named in the utterance, not to the robot; '
+    'nothing was written.')
 LONGER_NAME_ERROR = (
     "The subject is only the start of another entity's name in the evidence; nothing was "
     'written.')
@@ -347,6 +351,9 @@ def _admit(store, context, proposal, robot_profile):
         if grounded.other_subject_found or any(
                 _names_entity(tx, name) for name in grounded.other_subject_candidates):
             return _rejected(REASON_SUBJECT_NOT_SUPPORTED, error=OTHER_SUBJECT_ERROR)
+        if any(_names_entity(tx, name, besides=subject_id)
+               for name in grounded.addressee_candidates):
+            return _rejected(REASON_SUBJECT_NOT_SUPPORTED, error=ADDRESSEE_ERROR)
         for name, only_possessor in grounded.longer_subject_candidates:
             if _names_entity(tx, name, besides=subject_id):
                 return _rejected(REASON_SUBJECT_NOT_SUPPORTED, error=LONGER_NAME_ERROR)

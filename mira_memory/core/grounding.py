@@ -46,6 +46,7 @@ This is a conservative reading, not a parser: when the rules cannot tell
 that the operator plainly stated the proposal, they reject it.
 """
 
+import dataclasses
 from dataclasses import dataclass
 import functools
 import itertools
@@ -150,6 +151,10 @@ class Grounding:
     # possessor ("Ada" in "Ada Lovelace's brother likes tea"), the rule of
     # possessors applies to it.
     longer_subject_candidates: Tuple[Tuple[str, bool], ...] = ()
+    # For a second-person subject: the clauses said right before and after
+    # the evidence. If one is another entity's name, it is the addressee
+    # ("Ada, you like tea.") and "you" is not the robot.
+    addressee_candidates: Tuple[str, ...] = ()
 
     @property
     def rule(self):
@@ -239,7 +244,8 @@ class Language:
         self.predicate_negators = words('predicate_negators')
         self.clause_joiners = words('clause_joiners')
         self.conjunctions = words('conjunctions')
-        self.persons = words('first_person') | words('second_person') | words('third_person')
+        self.speakers = words('first_person') | words('second_person')
+        self.persons = self.speakers | words('third_person')
         self.robot_references = words('robot_references')
         self.copulas = words('copulas')
         self.possessive_suffixes = tuple(sorted(words('possessive_suffixes'), key=len,
@@ -465,9 +471,22 @@ def _ground_occurrence(lang, display, tokens, sentences, start, end, subject, va
             lang, tokens, first, stop, subject, subject_span, subject_first, subject_stop,
             possessive, value_span, value, predicate, relationship, in_names)
         if verdict.failure is None:
-            return verdict
+            return dataclasses.replace(verdict, addressee_candidates=_addressees(
+                lang, tokens, sentence, first, stop, normalize_key(subject)))
         first_failure = first_failure or verdict
     return first_failure
+
+
+def _addressees(lang, tokens, sentence, first, stop, subject_key):
+    """Return the short clauses around the evidence that may name whom "you" addresses."""
+    if subject_key not in lang.robot_references:
+        return ()
+    found = []
+    for words in (_segment_before(tokens, first, sentence.start),
+                  _segment_after(tokens, stop, sentence.end)):
+        if 0 < len(words) <= _NAME_MAX_WORDS:
+            found.append(' '.join(word.text for word in words))
+    return tuple(found)
 
 
 def _find_span(needle, evidence_text, offset):
@@ -546,17 +565,8 @@ def _clause_failure(lang, tokens, sentences, sentence, first, stop, in_names, su
     before = [token for token in scanned if token.end <= tokens[first].start]
     if any(lang.is_negator(token.key) for token in before):
         return 'negated_outside'
-    # ", or not" / ", not really" after the evidence takes it back.
-    tail = tokens[stop:sentence.end]
-    while tail and not tail[0].is_word:
-        tail = tail[1:]
-    clause = []
-    for token in tail:
-        if not token.is_word and token.text in _BOUNDARIES:
-            break
-        if token.is_word:
-            clause.append(token.key)
-    if _takes_back(lang, clause):
+    # ", or not" / ", not really" / ", I'm not sure" after the evidence takes it back.
+    if _takes_back(lang, [token.key for token in _segment_after(tokens, stop, sentence.end)]):
         return 'negated_outside'
     # So does a next sentence of nothing else: "Ada Lovelace likes tea. Not really."
     following = next((s for s in sentences if s.start >= sentence.end), None)
@@ -567,11 +577,47 @@ def _clause_failure(lang, tokens, sentences, sentence, first, stop, in_names, su
 
 
 def _takes_back(lang, keys):
-    """Return True for words that only negate or doubt: "or not", "not really", "I doubt it"."""
-    return bool(keys) and any(
-        lang.is_negator(key) or key in lang.governors for key in keys) and all(
-        key in lang.function_words or lang.is_negator(key) or key in lang.governors
-        for key in keys)
+    """
+    Return True for words that negate or doubt what came before.
+
+    "or not", "not really", "I doubt it": nothing but negators, doubts and
+    function words; or a negator said of the speaker or listener: "I'm not
+    sure", "you don't". A negated clause of its own ("not coffee") is not.
+    """
+    if not any(lang.is_negator(key) or key in lang.governors for key in keys):
+        return False
+    return all(key in lang.function_words or lang.is_negator(key) or key in lang.governors
+               for key in keys) or (any(lang.is_negator(key) for key in keys)
+                                    and any(key in lang.speakers for key in keys))
+
+
+def _segment_after(tokens, stop, end):
+    """Return the words of the clause right after index stop (up to the next boundary)."""
+    index = stop
+    while index < end and not tokens[index].is_word:
+        index += 1
+    words = []
+    while index < end and (tokens[index].is_word or tokens[index].text not in _BOUNDARIES):
+        if tokens[index].is_word:
+            words.append(tokens[index])
+        index += 1
+    return words
+
+
+def _segment_before(tokens, first, start):
+    """Return the words of the clause right before index first, when a boundary separates them."""
+    index = first - 1
+    while index >= start and tokens[index].text in _QUOTES:
+        index -= 1
+    if index < start or tokens[index].is_word or tokens[index].text not in _BOUNDARIES:
+        return []
+    words = []
+    index -= 1
+    while index >= start and (tokens[index].is_word or tokens[index].text not in _BOUNDARIES):
+        if tokens[index].is_word:
+            words.append(tokens[index])
+        index -= 1
+    return words[::-1]
 
 
 def _subject_failure(lang, tokens, sentence, first, subject_first, subject_stop,
