@@ -149,3 +149,12 @@ def test_clauses_around_a_second_person_statement_may_name_its_addressee(
 def test_what_follows_may_take_the_statement_back(tail, failure):
     assert ground('Ada likes tea' + tail, 'Ada likes tea', 'Ada', 'tea', 'likes').failure == (
         failure)
+
+
+@pytest.mark.parametrize('utterance,subject', [
+    ('Ada\u00adm likes tea.', 'Ada'), ('The you\u200dng cat likes tea.', 'you')])
+def test_an_invisible_character_never_splits_a_word(utterance, subject):
+    evidence = utterance.rstrip('.')
+
+    assert ground(utterance, evidence, subject, 'tea', 'likes').failure in (
+        'subject_partial', 'subject_not_first')

@@ -108,6 +108,7 @@ _TERMINATORS = frozenset('.!?\u2026\u3002\uff01\uff1f\u203c\u2047\u2048\u2049\u0
 _QUESTION_MARKS = frozenset('?\uff1f\u2047\u2048\u2049\u061f')
 _BOUNDARIES = frozenset(',;:()[]{}\u2014\u2013-\u3001\uff0c\uff1b\uff1a/')
 _QUOTES = frozenset('"\'\u201c\u201d\u2018\u2019\u00ab\u00bb\u201e\u201a\u2039\u203a`')
+_WORD_CATEGORIES = frozenset(('Mn', 'Mc', 'Me', 'Cf'))
 # Inside a word these join its parts ("O'Brien", "doesn't", "tea-cakes").
 _JOINERS = frozenset("'\u2019-\u2010\u2011")
 _APOSTROPHES = str.maketrans({'\u2019': "'", '\u2018': "'", '\u2010': '-', '\u2011': '-'})
@@ -168,7 +169,11 @@ class Grounding:
 
 
 def _is_word_char(char):
-    return char.isalnum() or char == '_' or unicodedata.category(char).startswith('M')
+    # Marks belong to their letter; an invisible format character (soft
+    # hyphen, joiners) is read as joining two words into one, so "Ada\u00adm"
+    # never yields the name "Ada". (The text layer refuses such characters;
+    # this keeps the grammar conservative should one get through.)
+    return char.isalnum() or char == '_' or unicodedata.category(char) in _WORD_CATEGORIES
 
 
 def _key(text):
@@ -205,7 +210,8 @@ def tokenize(text):
 
 LANGUAGE_KEYS = frozenset((
     'language', 'lead_ins', 'openers', 'clause_joiners', 'subject_prefixes', 'abbreviations',
-    'question_openers', 'governors', 'negators', 'negator_suffixes', 'predicate_negators',
+    'question_openers', 'governors', 'governing_phrases', 'negators', 'negator_suffixes',
+    'predicate_negators',
     'conjunctions', 'first_person', 'second_person', 'third_person', 'robot_references',
     'copulas', 'possessive_suffixes', 'possessive_subjects', 'privative_modifiers',
     'function_words'))
@@ -239,6 +245,7 @@ class Language:
         self.abbreviations = words('abbreviations')
         self.question_openers = words('question_openers')
         self.governors = words('governors')
+        self.governing_phrases = phrases('governing_phrases')
         self.negators = words('negators')
         self.negator_suffixes = tuple(sorted(words('negator_suffixes')))
         self.predicate_negators = words('predicate_negators')
@@ -560,7 +567,8 @@ def _clause_failure(lang, tokens, sentences, sentence, first, stop, in_names, su
     # The lead-ins at the sentence start are the operator talking to the robot.
     scanned = [token for token in tokens[opener:sentence.end]
                if token.is_word and not in_names(token)]
-    if any(token.key in lang.governors for token in scanned):
+    if any(token.key in lang.governors for token in scanned) or _has_phrase(
+            lang.governing_phrases, [token.key for token in scanned]):
         return 'governed'
     before = [token for token in scanned if token.end <= tokens[first].start]
     if any(lang.is_negator(token.key) for token in before):
@@ -574,6 +582,15 @@ def _clause_failure(lang, tokens, sentences, sentence, first, stop, in_names, su
             token.key for token in tokens[following.start:following.end] if token.is_word]):
         return 'negated_outside'
     return None
+
+
+def _has_phrase(phrases, keys):
+    """Return True when one of phrases (indexed by first word) occurs in keys."""
+    for index, key in enumerate(keys):
+        for phrase in phrases.get(key, ()):
+            if tuple(keys[index:index + len(phrase)]) == phrase:
+                return True
+    return False
 
 
 def _takes_back(lang, keys):
