@@ -128,3 +128,12 @@ def test_the_least_recently_used_turn_is_forgotten_first():
 def test_capacity_must_be_positive():
     with pytest.raises(ValueError):
         TurnProposalLog(capacity=0)
+
+
+def test_a_request_without_turn_ids_is_not_recorded():
+    log = TurnProposalLog()
+    no_turn = replace(FACT_CONTEXT, episode_id='')
+    log.answer(no_turn, FACT, Admission(REJECTED))
+
+    assert len(log) == 0
+    assert log.answer(no_turn, RELATIONSHIP, Admission(REJECTED)) == REJECTED

@@ -83,7 +83,10 @@ class TurnProposalLog:
                 return first_result
             return admit()
         result = admit()
-        if result.reason != admission.REASON_BACKEND_FAILURE:
+        # A request without both ids names no turn; a store failure says
+        # nothing about the proposal: neither is the turn's first answer.
+        if all(isinstance(part, str) and part for part in key) and (
+                result.reason != admission.REASON_BACKEND_FAILURE):
             self._turns[key] = (digest, result)
             while len(self._turns) > self._capacity:
                 self._turns.popitem(last=False)
