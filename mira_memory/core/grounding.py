@@ -462,7 +462,7 @@ def _ground_occurrence(lang, display, tokens, sentences, start, end, subject, va
         return Grounding(failure)
     if subject_span is None:
         return Grounding('subject_partial')
-    subject_tokens = _cover(tokens, *subject_span)
+    subject_tokens = _cover(lang, tokens, *subject_span)
     if subject_tokens is None:
         return Grounding('subject_partial')
     subject_first, subject_stop, possessive = subject_tokens
@@ -508,14 +508,13 @@ def _find_spans(needle, evidence_text, offset):
         yield start, start + len(text)
 
 
-def _cover(tokens, start, end):
+def _cover(lang, tokens, start, end):
     """
     Return (first, stop, possessive) token indices for a name span.
 
     A name may end inside a word only before a possessive ending ("Ada's").
     Returns None when the span cuts a word any other way.
     """
-    lang = language()
     first = stop = None
     possessive = False
     for index, token in enumerate(tokens):
@@ -681,7 +680,7 @@ def _value_and_polarity(lang, tokens, first, stop, subject, subject_span, subjec
         return Grounding('value_vacuous')
     if value_span[0] < subject_span[1] and subject_span[0] < value_span[1]:
         return Grounding('value_is_subject')
-    covered = _cover(tokens, *value_span)
+    covered = _cover(lang, tokens, *value_span)
     # A fact's value that is only a possessor ("likes Bob's cooking") is cut
     # short; a related entity often is one ("Ada is Charles's friend").
     if covered is None or (covered[2] and not relationship):
