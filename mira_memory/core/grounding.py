@@ -654,7 +654,8 @@ def _describes_possessor(lang, tokens, after, end):
     """Return True for "<possessor>'s <at most 3 words> <copula> ...", starting at after."""
     for index in range(after, min(after + _POSSESSED_MAX_WORDS + 1, end)):
         token = tokens[index]
-        if not token.is_word:
+        # "Your friend's favourite colour is": the colour is the friend's.
+        if not token.is_word or token.key.endswith(lang.possessive_suffixes):
             return False
         if token.key in lang.copulas and index > after:
             return True
