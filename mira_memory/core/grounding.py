@@ -210,8 +210,8 @@ def tokenize(text):
 
 LANGUAGE_KEYS = frozenset((
     'language', 'lead_ins', 'openers', 'clause_joiners', 'subject_prefixes', 'abbreviations',
-    'question_openers', 'governors', 'governing_phrases', 'negators', 'negator_suffixes',
-    'predicate_negators',
+    'question_openers', 'question_tags', 'governors', 'governing_phrases', 'negators',
+    'negator_suffixes', 'predicate_negators',
     'conjunctions', 'first_person', 'second_person', 'third_person', 'robot_references',
     'copulas', 'possessive_suffixes', 'possessive_subjects', 'privative_modifiers',
     'function_words'))
@@ -244,6 +244,7 @@ class Language:
         self.subject_prefixes = words('subject_prefixes')
         self.abbreviations = words('abbreviations')
         self.question_openers = words('question_openers')
+        self.question_tags = words('question_tags')
         self.governors = words('governors')
         self.governing_phrases = phrases('governing_phrases')
         self.negators = words('negators')
@@ -576,10 +577,14 @@ def _clause_failure(lang, tokens, sentences, sentence, first, stop, in_names, su
     if _takes_back(lang, [token.key for token in _segment_after(tokens, stop, sentence.end)]):
         return 'negated_outside'
     # So does a next sentence of nothing else: "Ada Lovelace likes tea. Not really."
+    # So does a next question of nothing but function words: "Or does she?"
     following = next((s for s in sentences if s.start >= sentence.end), None)
-    if following is not None and _takes_back(lang, [
-            token.key for token in tokens[following.start:following.end] if token.is_word]):
-        return 'negated_outside'
+    if following is not None:
+        keys = [token.key for token in tokens[following.start:following.end] if token.is_word]
+        if _takes_back(lang, keys) or (following.question and all(
+                key in lang.function_words or key in lang.persons or key in lang.question_tags
+                for key in keys)):
+            return 'negated_outside'
     return None
 
 
@@ -682,11 +687,14 @@ def _value_and_polarity(lang, tokens, first, stop, subject, subject_span, subjec
     if value_span[0] < subject_span[1] and subject_span[0] < value_span[1]:
         return Grounding('value_is_subject')
     covered = _cover(lang, tokens, *value_span)
-    # A fact's value that is only a possessor ("likes Bob's cooking") is cut
-    # short; a related entity often is one ("Ada is Charles's friend").
-    if covered is None or (covered[2] and not relationship):
+    if covered is None:
         return Grounding('value_partial')
     value_first, value_stop, value_possessive = covered
+    # A value that is only a possessor ("likes Bob's cooking") is cut short,
+    # except the related entity of "<subject> is <entity>'s <relation>".
+    if value_possessive and not (relationship and _names_relation(
+            lang, tokens, first, value_first, value_stop, stop)):
+        return Grounding('value_partial')
     if value_first > first:
         previous = tokens[value_first - 1]
         if previous.is_word and previous.key in lang.privative_modifiers:
@@ -729,6 +737,16 @@ def _value_and_polarity(lang, tokens, first, stop, subject, subject_span, subjec
         words.append(token.text)
         longer.append((' '.join(words), False))
     return Grounding(None, person, candidates, tuple(longer))
+
+
+def _names_relation(lang, tokens, first, value_first, value_stop, stop):
+    """Return True for "... is <value>'s <at most 3 words>" ending the evidence."""
+    before = tokens[value_first - 1] if value_first > first else None
+    rest = tokens[value_stop:stop]
+    return (before is not None and before.is_word and before.key in lang.copulas
+            and 0 < len(rest) <= _POSSESSED_MAX_WORDS
+            and all(token.is_word and not token.key.endswith(lang.possessive_suffixes)
+                    for token in rest))
 
 
 def _other_subject(lang, tokens, after_subject, value_first, same):
