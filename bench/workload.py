@@ -169,7 +169,7 @@ class Workload:
         return Remember.Request(
             episode_id=EPISODE_ID,
             turn_id='%s%d' % ('c' if supported else 'r', n),
-            utterance='By the way, %s these days.' % evidence,
+            utterance='By the way, %s, these days.' % evidence,
             kind=('preference', 'fact')[n % 2],
             subject=subject,
             predicate='bench_likes_%d' % n,

@@ -32,6 +32,7 @@ import sys
 from mira_memory import node_runner, responses
 from mira_memory.core import admission, config, recall, store
 from mira_memory.core.normalize import has_forbidden_characters
+from mira_memory.core.turn_proposals import TurnProposalLog
 from mira_memory.srv import AdminAdd, AdminAliasAdd, AdminEntityAdd, AdminEntityFind
 from mira_memory.srv import AdminFind, AdminList, AdminShow, AdminStatus
 from mira_memory.srv import RecallMemory, Remember
@@ -51,6 +52,8 @@ class MemoryNode(Node):
         super().__init__('memory', **kwargs)
         self._store = None
         self._reader = None
+        # One proposal per operator turn (volatile; the store keeps the durable limit).
+        self._turn_proposals = TurnProposalLog()
         try:
             self._declare_parameters()
         except ParameterException as error:
@@ -180,7 +183,8 @@ class MemoryNode(Node):
                 kind=request.kind, subject=request.subject, predicate=request.predicate,
                 value=request.value, related_entity=request.related_entity or None,
                 related_role=request.related_role or None, evidence=request.evidence)
-            result = admission.admit(self._store, context, proposal, self.robot_profile)
+            result = self._turn_proposals.answer(context, proposal, lambda: admission.admit(
+                self._store, context, proposal, self.robot_profile))
         except Exception:  # admit() never raises by contract; this guards the contract
             self.get_logger().error('remember failed unexpectedly', throttle_duration_sec=1.0)
             result = admission.backend_failure()

@@ -36,7 +36,7 @@ from mira_memory.core.admission import Proposal, TurnContext
 ROBOT_PROFILE = 'Kestrelbot'
 
 FACT_CONTEXT = TurnContext(
-    'ep-7731', 'turn-0042', 'Note this: Ottoline Vexworth drinks zumbleberry tea every morning.')
+    'ep-7731', 'turn-0042', 'Note this: Ottoline Vexworth drinks zumbleberry tea, every morning.')
 FACT = Proposal(
     kind='fact', subject='Ottoline Vexworth', predicate='drinks', value='zumbleberry tea',
     related_entity=None, related_role=None,
@@ -218,10 +218,10 @@ CASES = {
                 evidence='Ottoline Vexworth is the cousin of Samwise')),
     # 13. conflict (the seed holds: Quillon Brask drinks black coffee)
     'conflicting-value': Case(
-        'conflict', context('Quillon Brask drinks zumbleberry tea nowadays.'),
+        'conflict', context('Nowadays Quillon Brask drinks zumbleberry tea.'),
         replace(FACT, subject='Quillon Brask', evidence='Quillon Brask drinks zumbleberry tea')),
     'conflicting-value-across-kinds': Case(
-        'conflict', context('Quill drinks zumbleberry tea nowadays.'),
+        'conflict', context('Nowadays Quill drinks zumbleberry tea.'),
         replace(FACT, kind='preference', subject='Quill',
                 evidence='Quill drinks zumbleberry tea')),
 }

@@ -23,7 +23,8 @@ from admission_cases import RELATIONSHIP_CONTEXT, ROBOT_PROFILE
 from conftest import FIXED_CREATED_AT as CREATED_AT
 from mira_memory.core.admission import AdmissionResult, admit, backend_failure
 from mira_memory.core.admission import ERROR_MAX_LENGTH, Proposal
-from mira_memory.core.admission import REASONS, TURN_ALREADY_WROTE_ERROR, TurnContext
+from mira_memory.core.admission import REASONS, source_label, TURN_ALREADY_WROTE_ERROR
+from mira_memory.core.admission import TurnContext
 from mira_memory.core.store import BackendError, MemoryStore, NewMemory
 import pytest
 
@@ -217,7 +218,7 @@ def test_no_response_field_echoes_any_input(store, seed, case):
 def test_created_memory_keeps_the_operator_wording(store, seed):
     turn = TurnContext(
         'ep-7731', 'turn-0042',
-        'Note this:   OTTOLINE \u3000vexworth drinks Zumbleberry  TEA every morning.')
+        'Note this:   OTTOLINE \u3000vexworth drinks Zumbleberry  TEA, every morning.')
 
     result = admit(store, turn, FACT, ROBOT_PROFILE)
 
@@ -318,13 +319,15 @@ def test_retried_request_is_idempotent(db_path, store, seed):
 
 
 def test_second_different_proposal_in_one_turn_is_rejected(db_path, store, seed):
-    turn = context('Ottoline Vexworth drinks zumbleberry tea and reads sea charts.')
-    admit(store, turn, FACT, ROBOT_PROFILE)
+    turn = context('Ottoline Vexworth drinks zumbleberry tea, and reads sea charts.')
+    first = admit(store, turn, FACT, ROBOT_PROFILE)
     before = counts(db_path)
 
     second = admit(store, turn, replace(
         FACT, predicate='reads', value='sea charts',
-        evidence='Ottoline Vexworth drinks zumbleberry tea and reads sea charts'), ROBOT_PROFILE)
+        evidence='Ottoline Vexworth drinks zumbleberry tea, and reads sea charts'), ROBOT_PROFILE)
+
+    assert first.outcome == 'created'
 
     assert (second.status, second.reason) == ('rejected', 'invalid_proposal')
     assert second.error == TURN_ALREADY_WROTE_ERROR
@@ -340,10 +343,10 @@ def test_the_next_turn_may_write_again(store, seed):
 
 
 @pytest.mark.parametrize('utterance,subject,evidence', [
-    ('I think you like quiet rooms.', 'you', 'you like quiet rooms'),
+    ('Remember, you like quiet rooms.', 'you', 'you like quiet rooms'),
     ('Your favourite place is quiet rooms.', 'Your', 'Your favourite place is quiet rooms'),
-    ('The quiet rooms are yours.', 'YOURS', 'The quiet rooms are yours'),
-    ('You told yourself: quiet rooms.', 'yourself', 'yourself: quiet rooms'),
+    ('Yours is the room with quiet rooms.', 'YOURS', 'Yours is the room with quiet rooms'),
+    ('You yourself like quiet rooms.', 'yourself', 'You yourself like quiet rooms'),
 ], ids=['you', 'your', 'yours', 'yourself'])
 def test_second_person_subject_denotes_the_robot(store, seed, utterance, subject, evidence):
     proposal = replace(FACT, subject=subject, predicate='likes', value='quiet rooms',
@@ -372,15 +375,15 @@ def test_robot_profile_is_resolved_at_admission_time(store, seed):
     assert [link.entity_id for link in links] == [seed.robot]
 
 
-@pytest.mark.parametrize('utterance,subject', [
-    ('I drink zumbleberry tea.', 'I'),
-    ('Tell me: me drinks zumbleberry tea.', 'me'),
-    ('My drink is zumbleberry tea.', 'My'),
-    ('The zumbleberry tea is mine.', 'mine'),
-    ('Myself, I drink zumbleberry tea.', 'myself'),
+@pytest.mark.parametrize('utterance,subject,evidence', [
+    ('I drink zumbleberry tea.', 'I', 'I drink zumbleberry tea'),
+    ('Tell me: me drinks zumbleberry tea.', 'me', 'me drinks zumbleberry tea'),
+    ('My drink is zumbleberry tea.', 'My', 'My drink is zumbleberry tea'),
+    ('Mine is the zumbleberry tea.', 'mine', 'Mine is the zumbleberry tea'),
+    ('Myself, I drink zumbleberry tea.', 'myself', 'Myself, I drink zumbleberry tea'),
 ], ids=['I', 'me', 'my', 'mine', 'myself'])
-def test_first_person_never_denotes_the_robot(store, seed, utterance, subject):
-    proposal = replace(FACT, subject=subject, evidence=utterance.rstrip('.'))
+def test_first_person_never_denotes_the_robot(store, seed, utterance, subject, evidence):
+    proposal = replace(FACT, subject=subject, evidence=evidence)
 
     result = admit(store, context(utterance), proposal, ROBOT_PROFILE)
 
@@ -471,3 +474,20 @@ def test_admission_never_touches_existing_memories(store, seed):
     admit(store, FACT_CONTEXT, FACT, ROBOT_PROFILE)
 
     assert store.get_memory(seed.quillon_drinks) == before
+
+
+def test_turn_ids_that_normalize_alike_are_different_turns(store, seed):
+    fullwidth = TurnContext('\uff45\uff11', 't1', FACT_CONTEXT.utterance)
+    ascii_turn = TurnContext('e1', 't1', RELATIONSHIP_CONTEXT.utterance)
+
+    first = admit(store, fullwidth, FACT, ROBOT_PROFILE)
+    second = admit(store, ascii_turn, RELATIONSHIP, ROBOT_PROFILE)
+
+    assert (first.outcome, second.outcome) == ('created', 'created')
+    labels = [store.get_memory(result.memory_id)[0].source_label for result in (first, second)]
+    assert labels == ['episode \\u{ff45}\\u{ff11} turn t1', 'episode e1 turn t1']
+
+
+def test_a_backslash_in_a_turn_id_cannot_forge_an_escape():
+    assert source_label(TurnContext('\\u{ff45}', 't', '')) != source_label(
+        TurnContext('\uff45', 't', ''))

@@ -30,7 +30,7 @@ from admission_cases import RELATIONSHIP_CONTEXT, ROBOT_PROFILE
 from memory_services import MemoryServices, message_strings, rcl_msg, rcl_srv
 from memory_services import remember_request, SLOW_CALL_TIMEOUT, srv, start_enabled_node
 from memory_services import unique, unique_token, write_lock_held
-from mira_memory.core.admission import Proposal, TurnContext
+from mira_memory.core.admission import Proposal, TURN_ALREADY_PROPOSED_ERROR, TurnContext
 import pytest
 
 pytestmark = pytest.mark.ros
@@ -114,10 +114,22 @@ def store_broken(name, node):
         yield
 
 
+def own_turn(context):
+    """
+    Return the table's turn under an episode id of its own.
+
+    The node takes one proposal per turn, and the table's rows share turns;
+    a row whose episode id is itself the broken rule keeps it.
+    """
+    if context is None or context.episode_id != FACT_CONTEXT.episode_id:
+        return context
+    return replace(context, episode_id=f'{context.episode_id}-{next(_turns)}')
+
+
 def call_case(memory, node, name):
     case = TABLE[name]
     with memory.robot_profile_set_to(case.profile), store_broken(name, node):
-        return memory.remember(remember_request(case.context, case.proposal),
+        return memory.remember(remember_request(own_turn(case.context), case.proposal),
                                timeout=SLOW_CALL_TIMEOUT)
 
 
@@ -191,7 +203,7 @@ def test_created_memory_is_grounded_in_the_operator_wording(memory):
     name = unique('Ysolde Farrier')
     entity = memory.entity(name)
     spoken = name.upper().replace(' ', '  ', 1)
-    said = turn(f'Remember this:   {spoken} drinks Nettle\u3000BEER at noon.')
+    said = turn(f'Remember this:   {spoken} drinks Nettle\u3000BEER, at noon.')
     proposal = fact(name, 'Drinks', 'nettle beer', f'{name.lower()} drinks nettle beer')
     before = memory.counts()
 
@@ -270,7 +282,7 @@ def test_another_value_in_the_slot_is_a_conflict_naming_the_existing_memory(
     before = memory.counts()
 
     second = memory.remember(remember_request(
-        turn(f'{name} lives in Pellham now.'),
+        turn(f'Now {name} lives in Pellham.'),
         fact(name, 'lives_in', 'Pellham', f'{name} lives in Pellham', kind=second_kind)))
 
     assert outcome(second) == ('rejected', '', 'conflict')
@@ -368,10 +380,10 @@ def test_control_characters_are_rejected_not_removed(memory, field, char, reason
 
 
 SECOND_PERSON = {
-    'you': ('I think you like {v}.', 'you', 'you like {v}'),
+    'you': ('Remember, you like {v}.', 'you', 'you like {v}'),
     'your': ('Your favourite place is {v}.', 'Your', 'Your favourite place is {v}'),
-    'yours': ('The {v} are yours.', 'YOURS', 'The {v} are yours'),
-    'yourself': ('You told yourself: {v}.', 'yourself', 'yourself: {v}'),
+    'yours': ('Yours is the wing with {v}.', 'YOURS', 'Yours is the wing with {v}'),
+    'yourself': ('You yourself like {v}.', 'yourself', 'You yourself like {v}'),
 }
 
 
@@ -401,7 +413,8 @@ def your_favourite(drink):
 @pytest.mark.parametrize('supervised_step', ['entity_add', 'alias_add'])
 def test_profile_entity_is_resolved_at_admission_time(memory, supervised_step):
     profile = unique('Gyroplex Unit')
-    request = remember_request(*your_favourite('cold brew'))
+    said, proposal = your_favourite('cold brew')
+    request = remember_request(said, proposal)
     with memory.robot_profile_set_to(profile):
         before = memory.counts()
         refused = memory.remember(request)
@@ -411,10 +424,13 @@ def test_profile_entity_is_resolved_at_admission_time(memory, supervised_step):
         else:
             robot = memory.entity(unique('Gyroplex Chassis'), entity_type='robot')
             memory.alias(robot, profile)
-        retried = memory.remember(request)
+        # The same turn keeps its first answer; the operator's next turn is admitted.
+        same_turn = memory.remember(request)
+        retried = memory.remember(remember_request(turn(said.utterance), proposal))
 
     assert outcome(refused) == ('rejected', '', 'subject_not_found')
     assert unchanged == before
+    assert outcome(same_turn) == ('rejected', '', 'subject_not_found')
     assert outcome(retried) == ('applied', 'created', '')
     assert links(memory.show(retried.memory_id).memory) == [(robot, 'subject')]
 
@@ -461,7 +477,7 @@ FIRST_PERSON = {
     'I': ('I drink elderflower cordial.', 'I', 'I drink elderflower cordial'),
     'me': ('Tell me: me drinks elderflower cordial.', 'me', 'me drinks elderflower cordial'),
     'my': ('My drink is elderflower cordial.', 'My', 'My drink is elderflower cordial'),
-    'mine': ('The elderflower cordial is mine.', 'mine', 'The elderflower cordial is mine'),
+    'mine': ('Mine is the elderflower cordial.', 'mine', 'Mine is the elderflower cordial'),
     'myself': ('Myself, I drink elderflower cordial.', 'MYSELF',
                'Myself, I drink elderflower cordial'),
 }
@@ -577,10 +593,10 @@ def test_retried_request_is_idempotent(memory):
 def test_second_different_proposal_in_one_turn_is_rejected(memory):
     name = unique('Anselm Quarry')
     memory.entity(name)
-    said = turn(f'{name} carves chess sets and sings sea shanties.')
+    said = turn(f'{name} carves chess sets, and sings sea shanties.')
     first = remember_request(said, fact(name, 'carves', 'chess sets', f'{name} carves chess sets'))
     second = remember_request(said, fact(
-        name, 'sings', 'sea shanties', f'{name} carves chess sets and sings sea shanties'))
+        name, 'sings', 'sea shanties', f'{name} carves chess sets, and sings sea shanties'))
     memory.remember(first)
     before = memory.counts()
 
@@ -588,9 +604,50 @@ def test_second_different_proposal_in_one_turn_is_rejected(memory):
     retried = memory.remember(first)
 
     assert outcome(rejected) == ('rejected', '', 'invalid_proposal')
-    assert 'already wrote one memory' in rejected.error
+    assert rejected.error == TURN_ALREADY_PROPOSED_ERROR
     assert memory.counts() == before
     assert outcome(retried) == ('applied', 'duplicate', '')
+
+
+def test_after_a_rejection_the_turn_takes_no_other_proposal(memory):
+    name = unique('Ottilie Brand')
+    memory.entity(name)
+    said = turn(f'{name} does not like olives.')
+    wrong = remember_request(said, fact(name, 'likes', 'olives', f'{name} does not like olives'))
+    right = remember_request(said, fact(
+        name, 'does_not_like', 'olives', f'{name} does not like olives'))
+    before = memory.counts()
+
+    rejected = memory.remember(wrong)
+    variant = memory.remember(right)
+    retried = memory.remember(wrong)
+    next_turn = memory.remember(remember_request(turn(said.utterance), fact(
+        name, 'does_not_like', 'olives', f'{name} does not like olives')))
+
+    assert outcome(rejected) == ('rejected', '', 'invalid_proposal')
+    assert outcome(variant) == ('rejected', '', 'invalid_proposal')
+    assert variant.error == TURN_ALREADY_PROPOSED_ERROR
+    assert (outcome(retried), retried.error) == (outcome(rejected), rejected.error)
+    assert memory.counts()['memory_count'] == before['memory_count'] + 1
+    assert outcome(next_turn) == ('applied', 'created', '')
+
+
+def test_turn_ids_are_compared_exactly_as_sent(memory):
+    name = unique('Wendel Aske')
+    memory.entity(name)
+    number = next(_turns)
+    fullwidth = TurnContext(f'ｅ{number}', 't1', f'{name} paints lighthouses.')
+    ascii_turn = TurnContext(f'e{number}', 't1', f'{name} sketches harbours.')
+    first = memory.remember(remember_request(fullwidth, fact(
+        name, 'paints', 'lighthouses', f'{name} paints lighthouses')))
+
+    other = memory.remember(remember_request(ascii_turn, fact(
+        name, 'sketches', 'harbours', f'{name} sketches harbours')))
+
+    assert outcome(first) == ('applied', 'created', '')
+    assert outcome(other) == ('applied', 'created', '')
+    assert memory.show(first.memory_id).memory.source_label == (
+        f'episode \\u{{ff45}}{number} turn t1')
 
 
 # Store failure and robustness ------------------------------------------------------------------

@@ -18,8 +18,11 @@ Admission of one operator-grounded memory: the single authority for remember.
 `admit` checks a model's proposal against the current operator turn and, only
 when every rule holds, writes one fact, preference or relationship. The rules
 run in a fixed order and the first broken rule gives the one reason of the
-rejection:
+rejection (README.md mirrors this list as its rule table):
 
+0. invalid_proposal (the memory node, before admission: TurnProposalLog): a
+   turn that already had a proposal takes no different one; an identical
+   retry gets the answer of the first.
 1. invalid_tool_arguments: a required field is blank, a field is over its
    bound, or a field has the wrong type. A related field that is given
    (neither None nor '') but blank is treated as a malformed argument, not
@@ -33,20 +36,43 @@ rejection:
 6-9. subject, related entity and value must occur in that span, and a
    relationship's value must name its related entity.
 
+Then the grounding rules (grounding.py; what was said is what is stored):
+
+10. evidence_not_in_utterance: the evidence is one complete clause of one
+    sentence that is not a question, not conditional, doubted, denied,
+    reported or hedged, and not negated from outside.
+11. subject_not_supported: the subject opens that clause (after lead-ins,
+    openers, articles, titles) and is not only a possessor.
+12. value_not_supported: the value is a complete phrase that carries meaning
+    and is not the subject's own words.
+13. invalid_proposal: polarity; negated evidence needs a negating predicate
+    and a negating predicate needs negated evidence.
+
 The remaining rules read the store and run in one write transaction with the
-insert, so nothing can change between the checks and the write: subject and
-related entity resolution (exact name or alias; you/your/yours/yourself
-denote the robot profile entity, resolved now, for the subject only),
-duplicate (applied, nothing written), conflict (facts and preferences share
-one slot per subject and predicate), the per-turn limit, then the insert.
+insert, so nothing can change between the checks and the write:
+
+14. subject_not_found / subject_ambiguous, 15. related_entity_not_found /
+    related_entity_ambiguous: exact name or alias; you/your/yours/yourself
+    denote the robot profile entity, resolved now, for the subject only.
+16. invalid_proposal: a relationship's related entity is not its subject.
+17. subject_not_supported: no other subject (a person reference or a known
+    entity's name) opens a clause between the subject and the value, and the
+    subject is not the start of another entity's longer name ("Ada" said as
+    part of "Ada Lovelace" while "Ada" is another person), and a second-person
+    subject is not addressed to another entity ("Ada, you like tea.").
+18. duplicate (applied, nothing written), conflict (facts and preferences
+    share one slot per subject and predicate), 19. the per-turn limit, then
+    the insert.
 
 Per-turn limit (a decision of this module): an operator turn creates at most
 one memory. A second, different proposal in a turn that already created one
 is rejected as invalid_proposal. The duplicate check runs first, so a retry
 of the request whose reply was lost returns applied/duplicate with the same
 memory id instead of a rejection or a second row. Turn identity is the source
-label "episode <episode_id> turn <turn_id>"; ids therefore may not contain
-whitespace, which would let two different turns share one label.
+label "episode <episode_id> turn <turn_id>", with the ids exactly as sent:
+ids therefore may not contain whitespace (two turns could share one label),
+and an id that Unicode normalization would change is written with escapes
+(see `source_label`), so "ｅ１" is never the turn "e1".
 
 The stored summary (and its one text/plain payload) is the evidence span in
 the operator's own wording, and the stored value is the value's span in that
@@ -61,7 +87,9 @@ and SQLite failures become backend_failure.
 from dataclasses import dataclass
 import sqlite3
 from typing import Optional, Tuple
+import unicodedata
 
+from mira_memory.core import grounding
 from mira_memory.core.normalize import has_forbidden_characters, has_unsegmented_script
 from mira_memory.core.normalize import locate, NormalizationError, normalize_key, normalize_token
 from mira_memory.core.normalize import TOKEN_MAX_LENGTH
@@ -131,6 +159,26 @@ _RELATED_FIELDS = ('related_entity', 'related_role')
 TURN_ALREADY_WROTE_ERROR = (
     'This operator turn already wrote one memory and a turn admits at most one; '
     'nothing was written.')
+TURN_ALREADY_PROPOSED_ERROR = (
+    'This operator turn already had a different remember proposal and a turn takes one; '
+    'nothing was written.')
+RELATED_IS_SUBJECT_ERROR = (
+    "A relationship's related entity must be another entity than its subject; nothing was "
+    'written.')
+_GROUNDING_REASONS = {
+    grounding.CLAUSE: REASON_EVIDENCE_NOT_IN_UTTERANCE,
+    grounding.SUBJECT: REASON_SUBJECT_NOT_SUPPORTED,
+    grounding.VALUE: REASON_VALUE_NOT_SUPPORTED,
+    grounding.POLARITY: REASON_INVALID_PROPOSAL,
+}
+OTHER_SUBJECT_ERROR = (
+    'The value belongs to a clause with another subject; nothing was written.')
+ADDRESSEE_ERROR = (
+    'The second person is addressed to someone named in the utterance, not to the robot; '
+    'nothing was written.')
+LONGER_NAME_ERROR = (
+    "The subject is only the start of another entity's name in the evidence; nothing was "
+    'written.')
 _ERRORS = {
     REASON_INVALID_TOOL_ARGUMENTS: (
         'A required remember argument is empty, or an argument is too long or not text; '
@@ -209,8 +257,23 @@ class AdmissionResult:
 
 
 def source_label(context):
-    """Return the provenance label that identifies an operator turn."""
-    return 'episode %s turn %s' % (context.episode_id, context.turn_id)
+    """
+    Return the provenance label that identifies an operator turn, ids exactly as sent.
+
+    The store keeps labels in NFKC display form, which would fold "ｅ１" into
+    "e1". An id that NFKC would change is therefore written as ASCII with
+    u{hex} escapes after a backslash, and a backslash always as two, so no two
+    ids share a label.
+    """
+    return 'episode %s turn %s' % (_label_id(context.episode_id), _label_id(context.turn_id))
+
+
+def _label_id(text):
+    escaped = text.replace('\\', '\\\\')
+    if unicodedata.normalize('NFKC', text) == text and text.isprintable():
+        return escaped
+    return ''.join(
+        char if ' ' < char <= '~' else '\\u{%x}' % ord(char) for char in escaped)
 
 
 def admit(store, context, proposal, robot_profile):
@@ -261,6 +324,11 @@ def _admit(store, context, proposal, robot_profile):
     value = locate(proposal.value, evidence)
     if value is None:
         return _rejected(REASON_VALUE_NOT_SUPPORTED)
+    grounded = grounding.ground(
+        context.utterance, evidence, proposal.subject, proposal.value, predicate,
+        relationship=kind == KIND_RELATIONSHIP)
+    if grounded.failure:
+        return _rejected(_GROUNDING_REASONS[grounded.rule], error=grounded.error)
     label = source_label(context)
     with store.write() as tx:
         subject_name = proposal.subject
@@ -277,7 +345,22 @@ def _admit(store, context, proposal, robot_profile):
                 REASON_RELATED_ENTITY_AMBIGUOUS)
             if reason:
                 return _rejected(reason)
+            if related_id == subject_id:
+                return _rejected(REASON_INVALID_PROPOSAL, error=RELATED_IS_SUBJECT_ERROR)
             links += ((related_id, role),)
+        if grounded.other_subject_found or any(
+                _names_entity(tx, name) for name in grounded.other_subject_candidates):
+            return _rejected(REASON_SUBJECT_NOT_SUPPORTED, error=OTHER_SUBJECT_ERROR)
+        if any(_names_entity(tx, name, besides=subject_id)
+               for name in grounded.addressee_candidates):
+            return _rejected(REASON_SUBJECT_NOT_SUPPORTED, error=ADDRESSEE_ERROR)
+        for name, only_possessor in grounded.longer_subject_candidates:
+            if _names_entity(tx, name, besides=subject_id):
+                return _rejected(REASON_SUBJECT_NOT_SUPPORTED, error=LONGER_NAME_ERROR)
+            if only_possessor and _names_entity(tx, name):
+                return _rejected(REASON_SUBJECT_NOT_SUPPORTED,
+                                 error=grounding.ERRORS['subject_possessor'][1])
+        if kind == KIND_RELATIONSHIP:
             same_slot = tx.relationship_memories(subject_id, predicate)
         else:
             same_slot = tx.slot_memories(subject_id, predicate)
@@ -304,6 +387,11 @@ def _admit(store, context, proposal, robot_profile):
                 source_kind=SOURCE_OPERATOR_STATEMENT, source_label=label, confidence=None),
             allow_runtime_source=True)
     return AdmissionResult(STATUS_APPLIED, OUTCOME_CREATED, '', memory.id, (), '')
+
+
+def turn_already_proposed():
+    """Return the rejection of a different proposal in a turn that already had one."""
+    return _rejected(REASON_INVALID_PROPOSAL, error=TURN_ALREADY_PROPOSED_ERROR)
 
 
 def _rejected(reason, conflicting_memory_ids=(), error=None):
@@ -386,6 +474,15 @@ def _resolve_one(tx, name, not_found_reason, ambiguous_reason):
     if len(matches) > 1:
         return None, ambiguous_reason
     return matches[0].id, ''
+
+
+def _names_entity(tx, name, besides=None):
+    """Return True when name exactly names an entity (other than besides)."""
+    try:
+        matches = tx.find_entities(name, limit=2)
+    except InvalidInputError:
+        return False
+    return any(entity.id != besides for entity in matches)
 
 
 def _link_set(memory):

@@ -1,0 +1,93 @@
+# Copyright 2026 mira_memory developers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+One proposal per operator turn: the memory node's volatile record of each turn's first request.
+
+The store already limits a turn to one *written* memory. This record also
+limits what a turn may *propose*: after any remember request in an
+(episode, turn), applied or rejected, a different request in that turn is
+rejected (invalid_proposal), so a model cannot try variants until one is
+admitted. An identical retry (a reply that was lost) gets the answer the
+first request got: a rejection is repeated as it was, an applied request is
+admitted again, which answers applied/duplicate with the same memory id.
+backend_failure is not recorded: the store, not the proposal, failed, and
+the retry must be able to succeed.
+
+Turn ids are compared exactly as sent (no normalization: "ｅ１" is not "e1").
+The record is bounded (the least recently used turns are forgotten first)
+and lost on restart; the store's one-memory-per-turn rule stays the durable
+limit.
+"""
+
+import collections
+import hashlib
+import json
+
+from mira_memory.core import admission
+
+DEFAULT_CAPACITY = 4096
+
+
+def request_digest(context, proposal):
+    """Return a digest of everything a remember request says (exact text, no normalization)."""
+    fields = [getattr(context, 'utterance', None)]
+    fields += [getattr(proposal, name, None) for name in (
+        'kind', 'subject', 'predicate', 'value', 'related_entity', 'related_role', 'evidence')]
+    # Empty related fields mean null on the wire: one spelling for both.
+    fields = [None if text == '' else text for text in fields]
+    encoded = json.dumps([text if text is None or isinstance(text, str) else repr(text)
+                          for text in fields], ensure_ascii=True)
+    return hashlib.sha256(encoded.encode()).digest()
+
+
+class TurnProposalLog:
+    """The first request (as a digest) and its answer, for the most recent turns."""
+
+    def __init__(self, capacity=DEFAULT_CAPACITY):
+        if capacity < 1:
+            raise ValueError('capacity must be at least 1')
+        self._capacity = capacity
+        self._turns = collections.OrderedDict()
+
+    def __len__(self):
+        return len(self._turns)
+
+    def answer(self, context, proposal, admit):
+        """
+        Return the answer to one remember request of context's turn.
+
+        admit() runs admission; it is called for a turn's first request and
+        for an identical retry of an applied one, never for a different one.
+        """
+        key = (getattr(context, 'episode_id', None), getattr(context, 'turn_id', None))
+        digest = request_digest(context, proposal)
+        first = self._turns.get(key)
+        if first is not None:
+            self._turns.move_to_end(key)
+            first_digest, first_result = first
+            if first_digest != digest:
+                return admission.turn_already_proposed()
+            if first_result.status == admission.STATUS_REJECTED:
+                return first_result
+            return admit()
+        result = admit()
+        # A request without both ids names no turn; a store failure says
+        # nothing about the proposal: neither is the turn's first answer.
+        if all(isinstance(part, str) and part for part in key) and (
+                result.reason != admission.REASON_BACKEND_FAILURE):
+            self._turns[key] = (digest, result)
+            while len(self._turns) > self._capacity:
+                self._turns.popitem(last=False)
+        return result

@@ -1,0 +1,201 @@
+# Copyright 2026 mira_memory developers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+The labelled grounding corpus (test/grounding_corpus/*.toml): loading and checking it.
+
+Every *.toml file there is loaded: optional [[entity]] tables (type, name,
+aliases) seed one world, the union of all files; [[case]] tables are
+remember requests labelled expect = "created" or "rejected" (with an
+optional exact reason). Cases run against one store or one node, so each
+created case must use a (subject, predicate) slot that no other case uses:
+a wrong answer to one case can then not turn into a conflict or duplicate
+in another. load() checks that, and every other rule below, before any
+case runs.
+"""
+
+from dataclasses import dataclass
+import pathlib
+import tomllib
+from typing import Optional
+
+from mira_memory.core.admission import Proposal, REASONS, TurnContext
+from mira_memory.core.normalize import normalize_key, normalize_token
+
+CORPUS_DIRECTORY = pathlib.Path(__file__).resolve().parent / 'grounding_corpus'
+ROBOT_PROFILE = 'Mira'
+ROBOT_REFERENCES = ('you', 'your', 'yours', 'yourself')
+EXPECTS = ('created', 'rejected')
+CASE_FIELDS = {'name', 'class', 'utterance', 'kind', 'subject', 'predicate', 'value',
+               'related_entity', 'related_role', 'evidence', 'expect', 'reason'}
+ENTITY_FIELDS = {'type', 'name', 'aliases'}
+MINIMUM_CASES = 150
+
+
+class CorpusError(ValueError):
+    """The corpus files break one of the corpus rules."""
+
+
+@dataclass(frozen=True)
+class Entity:
+    """One seeded entity."""
+
+    entity_type: str
+    name: str
+    aliases: tuple
+
+
+@dataclass(frozen=True)
+class CorpusCase:
+    """One labelled remember request."""
+
+    source: str
+    name: str
+    label: str
+    utterance: str
+    proposal: Proposal
+    expect: str
+    reason: Optional[str]
+
+    def context(self, number):
+        """Return the operator turn of this case: episode and turn ids of its own."""
+        return TurnContext(f'corpus-{number}', f'turn-{number}', self.utterance)
+
+
+@dataclass(frozen=True)
+class Corpus:
+    """Every entity and case of the corpus directory."""
+
+    entities: tuple
+    cases: tuple
+
+
+def load(directory=CORPUS_DIRECTORY):
+    """Load and check every corpus file; raise CorpusError on any broken rule."""
+    entities = {}
+    cases = []
+    for path in sorted(pathlib.Path(directory).glob('*.toml')):
+        with path.open('rb') as data:
+            table = tomllib.load(data)
+        unknown = set(table) - {'entity', 'case'}
+        if unknown:
+            raise CorpusError(f'{path.name}: unknown tables {sorted(unknown)}')
+        for row in table.get('entity', ()):
+            entity = _entity(path.name, row)
+            if entities.setdefault(entity.name, entity) != entity:
+                raise CorpusError(f'{path.name}: entity {entity.name!r} defined differently')
+        cases.extend(_case(path.name, row) for row in table.get('case', ()))
+    corpus = Corpus(tuple(entities.values()), tuple(cases))
+    _check(corpus)
+    return corpus
+
+
+def _entity(source, row):
+    if set(row) - ENTITY_FIELDS or not {'type', 'name'} <= set(row):
+        raise CorpusError(f'{source}: an entity needs type and name (and optional aliases)')
+    return Entity(row['type'], row['name'], tuple(row.get('aliases', ())))
+
+
+def _case(source, row):
+    missing = CASE_FIELDS - {'related_entity', 'related_role', 'reason'} - set(row)
+    if missing or set(row) - CASE_FIELDS:
+        raise CorpusError(f'{source}: case {row.get("name")!r} has missing {sorted(missing)} '
+                          f'or unknown {sorted(set(row) - CASE_FIELDS)} fields')
+    if row['expect'] not in EXPECTS:
+        raise CorpusError(f'{source}: case {row["name"]!r}: expect is one of {EXPECTS}')
+    reason = row.get('reason')
+    if reason is not None and (row['expect'] != 'rejected' or reason not in REASONS):
+        raise CorpusError(f'{source}: case {row["name"]!r}: reason must be one of the 15 '
+                          'reasons, on a rejected case')
+    proposal = Proposal(
+        kind=row['kind'], subject=row['subject'], predicate=row['predicate'],
+        value=row['value'], related_entity=row.get('related_entity'),
+        related_role=row.get('related_role'), evidence=row['evidence'])
+    return CorpusCase(source, row['name'], row['class'], row['utterance'], proposal,
+                      row['expect'], reason)
+
+
+def _check(corpus):
+    if len(corpus.cases) < MINIMUM_CASES:
+        raise CorpusError(f'the corpus has {len(corpus.cases)} cases, fewer than {MINIMUM_CASES}')
+    names = [case.name for case in corpus.cases]
+    repeated = sorted({name for name in names if names.count(name) > 1})
+    if repeated:
+        raise CorpusError(f'case names used twice: {repeated}')
+    canonical = {}
+    for entity in corpus.entities:
+        for name in (entity.name,) + entity.aliases:
+            canonical.setdefault(normalize_key(name), set()).add(entity.name)
+    slots = {}
+    for case in corpus.cases:
+        slots.setdefault(_slot(case, canonical), []).append(case.name)
+    for case in corpus.cases:
+        if case.expect == 'created' and len(slots[_slot(case, canonical)]) > 1:
+            raise CorpusError(
+                f'created case {case.name!r} shares its (subject, predicate) slot with '
+                f'{sorted(set(slots[_slot(case, canonical)]) - {case.name})}')
+
+
+def _slot(case, canonical):
+    """Return the (subject entity, predicate) slot a case would write, as well as text allows."""
+    subject = normalize_key(case.proposal.subject)
+    if subject in ROBOT_REFERENCES:
+        subject = normalize_key(ROBOT_PROFILE)
+    entity = canonical.get(subject, {subject})
+    try:
+        predicate = normalize_token(case.proposal.predicate)
+    except ValueError:
+        predicate = case.proposal.predicate
+    return frozenset(entity), predicate
+
+
+@dataclass
+class Tally:
+    """False admissions and false rejections (and wrong reasons) of one corpus run."""
+
+    false_admissions: list
+    false_rejections: list
+    wrong_reasons: list
+    cases: int = 0
+
+    @classmethod
+    def empty(cls):
+        return cls([], [], [])
+
+    def record(self, case, status, outcome, reason):
+        """Count one answer: (status, outcome, reason) against the case's label."""
+        self.cases += 1
+        created = (status, outcome) == ('applied', 'created')
+        line = f'{case.source}:{case.name} [{case.label}] -> {status}/{outcome or reason}'
+        if case.expect == 'created' and not created:
+            self.false_rejections.append(line)
+        elif case.expect == 'rejected' and status != 'rejected':
+            self.false_admissions.append(line)
+        elif case.expect == 'rejected' and case.reason and reason != case.reason:
+            self.wrong_reasons.append(f'{line} (expected {case.reason})')
+
+    def report(self):
+        """Return the printed summary: both figures, then every wrong answer."""
+        lines = [f'grounding corpus: {self.cases} cases, '
+                 f'{len(self.false_admissions)} false admissions, '
+                 f'{len(self.false_rejections)} false rejections, '
+                 f'{len(self.wrong_reasons)} wrong reasons']
+        lines += ['false admission: ' + line for line in self.false_admissions]
+        lines += ['false rejection: ' + line for line in self.false_rejections]
+        lines += ['wrong reason: ' + line for line in self.wrong_reasons]
+        return '\n'.join(lines)
+
+    @property
+    def clean(self):
+        return not (self.false_admissions or self.false_rejections or self.wrong_reasons)

@@ -1,0 +1,160 @@
+# Copyright 2026 mira_memory developers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""The grounding rules in the core: tokens, sentences, language data, verdicts."""
+
+import tomllib
+
+from mira_memory.core import grounding
+from mira_memory.core.grounding import ground, Language, LANGUAGE_DIRECTORY, tokenize
+import pytest
+
+
+def english():
+    with (LANGUAGE_DIRECTORY / 'en.toml').open('rb') as data:
+        return tomllib.load(data)
+
+
+def test_words_keep_apostrophes_and_hyphens_inside():
+    assert [token.text for token in tokenize("Conan O'Brien's ex-wife, too.")] == [
+        'Conan', "O'Brien's", 'ex-wife', ',', 'too', '.']
+
+
+def test_a_typographic_apostrophe_has_the_plain_key():
+    assert [token.key for token in tokenize('Doesn\u2019t')] == ["doesn't"]
+
+
+def test_combining_marks_belong_to_their_word():
+    assert [token.text for token in tokenize('ra\u0301ma likes tea')][0] == 'ra\u0301ma'
+
+
+@pytest.mark.parametrize('utterance', [
+    'Dr. Ada Lovelace likes tea.', 'J. R. Stone likes tea.', 'Ada Lovelace is 1.85 m tall.',
+    'Ada Lovelace writes to ada@example.org daily.'])
+def test_these_full_stops_do_not_end_the_sentence(utterance):
+    tokens = tokenize(utterance)
+
+    assert len(grounding._sentences(tokens, grounding.language())) == 1
+
+
+def test_every_shipped_language_file_loads():
+    files = sorted(LANGUAGE_DIRECTORY.glob('*.toml'))
+
+    assert [path.name for path in files] == ['en.toml']
+    assert grounding.language().negators >= {'not', 'never', 'no'}
+
+
+def test_a_misspelt_list_is_refused():
+    with pytest.raises(ValueError, match='negatorz'):
+        Language([{**english(), 'negatorz': ['nicht']}])
+
+
+def test_another_language_is_data_only():
+    # A second file's words join the rules: no code changes.
+    german = {'language': 'de', 'governors': ['vielleicht'], 'negators': ['nicht']}
+    merged = Language([english(), german])
+    said = ('Ada trinkt vielleicht Tee.', 'Ada trinkt vielleicht Tee', 'Ada', 'Tee', 'trinkt')
+
+    assert ground(*said).failure is None
+    assert ground(*said, lang=merged).failure == 'governed'
+
+
+@pytest.mark.parametrize('utterance,evidence,subject,value,predicate,failure', [
+    ('Ada likes tea.', 'Ada likes tea', 'Ada', 'tea', 'likes', None),
+    ('Ada likes tea?', 'Ada likes tea', 'Ada', 'tea', 'likes', 'question'),
+    ('Ada left. Bob likes tea.', 'Ada left. Bob likes tea', 'Ada', 'tea', 'likes',
+     'not_one_sentence'),
+    ('I doubt Ada likes tea.', 'I doubt Ada likes tea', 'Ada', 'tea', 'likes', 'governed'),
+    ("It isn't so, Ada likes tea.", 'Ada likes tea', 'Ada', 'tea', 'likes', 'negated_outside'),
+    ('Ada likes tea cakes.', 'Ada likes tea', 'Ada', 'tea', 'likes', 'not_a_clause'),
+    ('The friend of Ada likes tea.', 'The friend of Ada likes tea', 'Ada', 'tea', 'likes',
+     'subject_not_first'),
+    ("Ada's cat likes tea.", "Ada's cat likes tea", 'Ada', 'tea', 'likes', 'subject_possessor'),
+    ("Ada's cat is grey.", "Ada's cat is grey", 'Ada', 'grey', 'cat_colour', None),
+    ('Ada-Lou likes tea.', 'Ada-Lou likes tea', 'Ada', 'tea', 'likes', 'subject_partial'),
+    ('Ada likes tea.', 'Ada likes tea', 'Ada', 'Ada', 'likes', 'value_is_subject'),
+    ('Ada likes the tea.', 'Ada likes the tea', 'Ada', 'the', 'likes', 'value_vacuous'),
+    ('Ada is a fake nurse.', 'Ada is a fake nurse', 'Ada', 'nurse', 'job', 'value_partial'),
+    ('Ada does not like tea.', 'Ada does not like tea', 'Ada', 'tea', 'likes',
+     'negation_not_carried'),
+    ('Ada likes tea.', 'Ada likes tea', 'Ada', 'tea', 'never_likes', 'negation_not_said'),
+    ('Ada does not like tea.', 'Ada does not like tea', 'Ada', 'tea', 'does_not_like', None),
+])
+def test_each_rule_gives_its_failure(utterance, evidence, subject, value, predicate, failure):
+    assert ground(utterance, evidence, subject, value, predicate).failure == failure
+
+
+def test_every_failure_has_a_rule_family_and_a_short_fixed_sentence():
+    for name, (family, sentence) in grounding.ERRORS.items():
+        assert family in (grounding.CLAUSE, grounding.SUBJECT, grounding.VALUE,
+                          grounding.POLARITY), name
+        assert 0 < len(sentence) <= 200 and sentence.endswith('nothing was written.')
+
+
+def test_candidates_for_the_store_are_the_clause_openings_before_the_value():
+    verdict = ground('Ada is here and Bob Stone likes tea.',
+                     'Ada is here and Bob Stone likes tea', 'Ada', 'tea', 'likes')
+
+    assert verdict.failure is None
+    assert 'Bob Stone' in verdict.other_subject_candidates
+    assert not verdict.other_subject_found
+
+
+def test_a_person_opening_the_value_clause_is_another_subject():
+    verdict = ground('Ada is here and she likes tea.', 'Ada is here and she likes tea',
+                     'Ada', 'tea', 'likes')
+
+    assert verdict.other_subject_found
+
+
+def test_a_value_after_many_clauses_is_refused_unchecked():
+    evidence = 'Ada likes' + ', x' * 12 + ' tea'
+
+    assert ground(evidence + '.', evidence, 'Ada', 'tea', 'likes').other_subject_found
+
+
+def test_longer_readings_of_the_subject_go_to_the_store():
+    verdict = ground("Ada Lovelace's dog likes tea.", "Ada Lovelace's dog likes tea", 'Ada',
+                     'tea', 'likes')
+
+    assert ('Ada Lovelace', True) in verdict.longer_subject_candidates
+
+
+@pytest.mark.parametrize('utterance,evidence,addressees', [
+    ('Ada, you like tea.', 'you like tea', ('Ada',)),
+    ('You like tea, Ada Lovelace.', 'You like tea', ('Ada Lovelace',)),
+    ('You like tea.', 'You like tea', ()),
+])
+def test_clauses_around_a_second_person_statement_may_name_its_addressee(
+        utterance, evidence, addressees):
+    verdict = ground(utterance, evidence, 'you', 'tea', 'likes')
+
+    assert (verdict.failure, verdict.addressee_candidates) == (None, addressees)
+
+
+@pytest.mark.parametrize('tail,failure', [
+    (", I'm not sure.", 'negated_outside'), (', or not.', 'negated_outside'),
+    ('. Not really.', 'negated_outside'), (', not coffee.', None)])
+def test_what_follows_may_take_the_statement_back(tail, failure):
+    assert ground('Ada likes tea' + tail, 'Ada likes tea', 'Ada', 'tea', 'likes').failure == (
+        failure)
+
+
+@pytest.mark.parametrize('utterance,subject', [
+    ('Ada\u00adm likes tea.', 'Ada'), ('The you\u200dng cat likes tea.', 'you')])
+def test_an_invisible_character_never_splits_a_word(utterance, subject):
+    evidence = utterance.rstrip('.')
+
+    assert ground(utterance, evidence, subject, 'tea', 'likes').failure in (
+        'subject_partial', 'subject_not_first')

@@ -1,0 +1,69 @@
+# Copyright 2026 mira_memory developers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+The grounding corpus at core level: fast feedback on the same cases the service runs.
+
+test_grounding_corpus_service.py is the authority (the real node); this
+runs the identical cases through admit() on a real SQLite file, and checks
+the corpus rules themselves.
+"""
+
+from corpus_cases import Corpus, CorpusError, load, MINIMUM_CASES, ROBOT_PROFILE, Tally
+from mira_memory.core.admission import admit
+import pytest
+
+
+@pytest.fixture(scope='module')
+def corpus():
+    return load()
+
+
+def test_the_corpus_is_large_and_labels_both_ways(corpus):
+    expects = [case.expect for case in corpus.cases]
+
+    assert len(corpus.cases) >= MINIMUM_CASES
+    assert expects.count('created') >= 50
+    assert expects.count('rejected') >= 100
+
+
+def test_a_created_case_may_not_share_its_slot(corpus, tmp_path):
+    created = next(case for case in corpus.cases if case.expect == 'created')
+    shadow = type(created)(
+        'extra.toml', 'shadow', created.label, created.utterance, created.proposal,
+        'rejected', None)
+    directory = tmp_path / 'corpus'
+    directory.mkdir()
+
+    with pytest.raises(CorpusError, match='slot'):
+        from corpus_cases import _check
+        _check(Corpus(corpus.entities, corpus.cases + (shadow,)))
+
+
+def test_every_case_at_core_level(corpus, store):
+    for entity in corpus.entities:
+        added = store.add_entity(entity.entity_type, entity.name)
+        for alias in entity.aliases:
+            store.add_alias(added.id, alias)
+    tally = Tally.empty()
+    before = store.counts()['memories']
+
+    for number, case in enumerate(corpus.cases, 1):
+        result = admit(store, case.context(number), case.proposal, ROBOT_PROFILE)
+        tally.record(case, result.status, result.outcome, result.reason)
+
+    print(tally.report())
+    assert tally.clean, tally.report()
+    created = sum(case.expect == 'created' for case in corpus.cases)
+    assert store.counts()['memories'] - before == created
