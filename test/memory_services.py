@@ -165,15 +165,15 @@ class MemoryServices:
 
     def say(self, episode_id, turn_id, text):
         """Publish one operator turn on the node's operator/utterance topic."""
-        if self._utterances is None:
-            self._utterances = self.ros.node.create_publisher(
-                msg.OperatorUtterance, self.utterance_topic, 100)
         self.wait_for_listener()
         self._utterances.publish(
             msg.OperatorUtterance(episode_id=episode_id, turn_id=turn_id, text=text))
 
     def wait_for_listener(self):
         """Wait until a memory node's turn subscription matches our publisher."""
+        if self._utterances is None:
+            self._utterances = self.ros.node.create_publisher(
+                msg.OperatorUtterance, self.utterance_topic, 100)
         deadline = time.monotonic() + MATCH_TIMEOUT
         while self._utterances.get_subscription_count() == 0:
             if time.monotonic() > deadline:

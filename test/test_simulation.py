@@ -25,7 +25,7 @@ import pathlib
 import subprocess
 import time
 
-from mira_memory import demo, simulation
+from mira_memory import demo, scenario, simulation
 from mira_memory.cognition import HISTORY_SUBSCRIBER_QOS
 from mira_memory.msg import MemoryLink, OperatorUtterance, ToolResult
 from mira_memory.srv import AdminAdd, AdminEntityAdd, AdminFind, AdminShow, AdminStatus
@@ -41,7 +41,8 @@ WAIT = 120.0
 RECALL_TYPE = 'mira_memory/srv/RecallMemory'
 REMEMBER_TYPE = 'mira_memory/srv/Remember'
 
-# config/scenarios/demo.toml on a fresh database.
+# config/scenarios/demo.toml on a fresh database, by (episode name, turn id):
+# the operator source publishes episode ids "<run id>-<name>".
 EXPECTED_REMEMBERS = {
     ('e1', 't1'): ('applied/created', '', 'MEM1'),
     ('e1', 't2'): ('applied/created', '', 'MEM2'),
@@ -137,11 +138,19 @@ class Simulation:
             executor.remove_node(self.ros.node)
 
     def marker(self, outcome, episode_id, turn_id=''):
+        """Return the marker of an episode (by its published id or its scenario name)."""
         for message in self.results:
-            if (message.outcome, message.episode_id, message.turn_id) == (
-                    outcome, episode_id, turn_id):
+            if message.outcome == outcome and message.turn_id == turn_id and episode_id in (
+                    message.episode_id, scenario.episode_name(message.episode_id)):
                 return message
         return None
+
+    def episode_id(self, name):
+        """Return the episode id this run's operator source published for a scenario name."""
+        for message in self.results:
+            if scenario.episode_name(message.episode_id) == name:
+                return message.episode_id
+        raise AssertionError(f'no results of episode {name}')
 
     def wait_for_turn(self, episode_id, turn_id):
         self.spin_until(
@@ -183,12 +192,20 @@ class Simulation:
         self.ros.node.destroy_subscription(self._subscription)
 
 
+def by_name(message):
+    """Return (episode name, turn id) of an operator ToolResult."""
+    return scenario.episode_name(message.episode_id), message.turn_id
+
+
 def say(sim, episode_id, turn_id, text):
-    """Publish one operator utterance to the simulation's cognition node and wait for it."""
+    """Publish one operator utterance to the running cognition and memory nodes; wait for it."""
     publisher = sim.ros.node.create_publisher(
         OperatorUtterance, f'{sim.namespace}/operator/utterance', 10)
+    listeners = sum(1 for name in ('cognition', 'memory')
+                    if name in sim.processes and sim.processes[name].poll() is None)
     try:
-        sim.spin_until(lambda: publisher.get_subscription_count() > 0, 'cognition to subscribe')
+        sim.spin_until(lambda: publisher.get_subscription_count() >= listeners,
+                       'cognition and memory to subscribe')
         publisher.publish(OperatorUtterance(episode_id=episode_id, turn_id=turn_id, text=text))
         return sim.wait_for_turn(episode_id, turn_id)
     finally:
@@ -216,21 +233,21 @@ def demo_run(ros, tmp_path_factory):
 # The scenario, end to end ----------------------------------------------------
 
 def test_remember_outcomes_end_to_end(demo_run):
-    outcomes = {(message.episode_id, message.turn_id): (
-        message.outcome, message.reason, message.memory_id)
-        for message in demo_run.tool_results('remember')}
+    outcomes = {by_name(message): (message.outcome, message.reason, message.memory_id)
+                for message in demo_run.tool_results('remember')}
     assert outcomes == EXPECTED_REMEMBERS
 
 
 def test_acknowledgement_comes_only_from_the_turns_remember_result(demo_run):
-    markers = {(message.episode_id, message.turn_id): (message.text, message.memory_id)
+    markers = {by_name(message): (message.text, message.memory_id)
                for message in demo_run.results
-               if message.outcome == ToolResult.OUTCOME_TURN_COMPLETE}
+               if message.outcome == ToolResult.OUTCOME_TURN_COMPLETE and
+               scenario.episode_name(message.episode_id)}
     assert markers == EXPECTED_ACKNOWLEDGEMENTS
 
 
 def test_recall_outcomes_end_to_end(demo_run):
-    recalls = [(message.episode_id, message.turn_id, message.outcome, message.reason)
+    recalls = [(*by_name(message), message.outcome, message.reason)
                for message in demo_run.tool_results('recall_memory')]
     assert recalls == [
         ('e1', 't4', 'found', 'exact_match'),
@@ -255,11 +272,12 @@ def test_database_holds_exactly_the_admitted_memories(demo_run):
     [entity] = ada.entities
     memories = [(memory.id, memory.kind, memory.summary, memory.predicate, memory.value,
                  memory.source_kind, memory.source_label) for memory in entity.memories]
+    e1 = demo_run.episode_id('e1')
     assert memories == [
         ('MEM1', 'preference', 'Ada Lovelace prefers green tea', 'prefers_drink',
-         'green tea', 'operator_statement', 'episode e1 turn t1'),
+         'green tea', 'operator_statement', f'episode {e1} turn t1'),
         ('MEM3', 'relationship', "Ada is Charles's friend", 'friend_of', 'Charles',
-         'operator_statement', 'episode e1 turn t3'),
+         'operator_statement', f'episode {e1} turn t3'),
     ]
 
 
@@ -272,10 +290,11 @@ def test_second_person_fact_is_linked_to_the_robot_entity(demo_run):
 
 def test_a_repeated_turn_id_is_not_run_again(demo_run):
     before = len(demo_run.tool_results('remember'))
-    repeated = ToolResult.OUTCOME_TURN_COMPLETE, 'e1', 't1'
+    e1 = demo_run.episode_id('e1')
+    repeated = ToolResult.OUTCOME_TURN_COMPLETE, e1, 't1'
     demo_run.results[:] = [message for message in demo_run.results
                            if (message.outcome, message.episode_id, message.turn_id) != repeated]
-    marker = say(demo_run, 'e1', 't1', 'Ada Lovelace prefers green tea.')
+    marker = say(demo_run, e1, 't1', 'Ada Lovelace prefers green tea.')
     assert (marker.reason, marker.text) == ('turn_id_reused', '')
     assert len(demo_run.tool_results('remember')) == before
 
@@ -291,14 +310,15 @@ def test_a_call_without_reply_is_bounded_and_never_blocks_the_node(ros, tmp_path
         OperatorUtterance, f'{sim.namespace}/operator/utterance', 10)
     try:
         sim.spin_until(lambda: publisher.get_subscription_count() > 0, 'cognition')
+        e1 = scenario.operator_episode_id(scenario.new_run_id(), 'e1')
         publisher.publish(OperatorUtterance(
-            episode_id='e1', turn_id='t1', text='Ada Lovelace prefers green tea.'))
+            episode_id=e1, turn_id='t1', text='Ada Lovelace prefers green tea.'))
         # While the remember call (and its one retry) waits for its deadline,
         # the same single-threaded node still serves working memory.
-        sim.spin_until(lambda: 'operator e1/t1: Ada Lovelace prefers green tea.' in sim.read(
+        sim.spin_until(lambda: f'operator {e1}/t1: Ada Lovelace prefers green tea.' in sim.read(
             WorkingMemoryShow, 'cognition', 'working_memory/show').entries, 'the turn to start')
-        pending = sim.marker(ToolResult.OUTCOME_TURN_COMPLETE, 'e1', 't1')
-        marker = sim.wait_for_turn('e1', 't1')
+        pending = sim.marker(ToolResult.OUTCOME_TURN_COMPLETE, e1, 't1')
+        marker = sim.wait_for_turn(e1, 't1')
         output = sim.processes['cognition'].output()
     finally:
         ros.node.destroy_publisher(publisher)
@@ -316,7 +336,7 @@ def test_a_call_without_reply_is_bounded_and_never_blocks_the_node(ros, tmp_path
 
 def test_third_acquisition_of_an_episode_is_refused_without_a_service_call(demo_run):
     e1 = [message for message in demo_run.tool_results('recall_memory')
-          if message.episode_id == 'e1']
+          if by_name(message)[0] == 'e1']
     assert [message.outcome for message in e1] == ['found', 'found', 'refused']
     assert e1[2].text.startswith('recall_memory: refused (acquisition_budget_exhausted)')
     assert 'memory was not searched' in e1[2].text
@@ -324,7 +344,7 @@ def test_third_acquisition_of_an_episode_is_refused_without_a_service_call(demo_
 
 def test_a_new_episode_gets_a_new_budget(demo_run):
     e2 = [message.outcome for message in demo_run.tool_results('recall_memory')
-          if message.episode_id == 'e2']
+          if by_name(message)[0] == 'e2']
     assert e2 == ['found']
 
 
@@ -436,7 +456,7 @@ def test_working_memory_is_lost_on_restart_while_persistent_memory_survives(ros,
         sim.spin_until(lambda: sim.processes['operator_source'].poll() == 0,
                        'the operator scenario')
         before = sim.read(WorkingMemoryShow, 'cognition', 'working_memory/show').entries
-        assert 'operator e1/t1: Ada Lovelace prefers green tea.' in before
+        assert f'operator {sim.episode_id("e1")}/t1: Ada Lovelace prefers green tea.' in before
         assert sim.stop('cognition') == 0
         assert sim.stop('memory') == 0
         sim.start('memory')
