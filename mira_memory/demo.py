@@ -29,8 +29,9 @@ The database is DIR/memory.sqlite3. By default every run starts fresh (the
 previous demo database is removed), so the transcript is the same each time;
 --keep reuses it, which shows persistence: the seed is skipped and repeated
 statements come back as duplicates (every run publishes new episode ids, so
-no turn of a later run is mistaken for one that already wrote a memory). The demo only removes a database in a
-directory it created itself (marked by a .mira_memory_demo file).
+no turn of a later run is mistaken for one that already wrote a memory).
+The demo only removes a database in a directory it created itself (marked
+by a .mira_memory_demo file).
 """
 
 import argparse

@@ -124,8 +124,8 @@ class MemoryNode(Node):
         self.declare_parameter('require_observed_turns', True, ParameterDescriptor(
             type=ParameterType.PARAMETER_BOOL, **read_only,
             description='Admit remember only for an operator turn this node heard on '
-                        'operator/utterance with exactly the request\'s utterance. false '
-                        'trusts the caller\'s utterance (integrations that cannot publish '
+                        "operator/utterance with exactly the request's utterance. false "
+                        "trusts the caller's utterance (integrations that cannot publish "
                         'turns; see the README for what is lost).'))
         self.declare_parameter('observed_turns_max', turns.DEFAULT_MAX_TURNS, ParameterDescriptor(
             type=ParameterType.PARAMETER_INTEGER, **read_only,

@@ -167,7 +167,8 @@ class OperatorSource(Node):
             return present and self._utterances.get_subscription_count() >= len(subscribers)
 
         if not self._spin_until(subscribed, self.settings['start_timeout_sec']):
-            names = ' and '.join(f'{namespace.rstrip("/")}/{name}' for namespace, name in listeners)
+            names = ' and '.join(
+                f'{namespace.rstrip("/")}/{name}' for namespace, name in listeners)
             raise ScenarioFailed(f'{names} did not both subscribe to {topic}')
 
     def play(self, episode_id, turn):

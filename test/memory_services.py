@@ -18,8 +18,9 @@ The recall and remember service tests' view of one running memory node.
 MemoryServices calls the node's real services (admin seeding, recall,
 remember, set_parameters). remember first says the request's operator turn on
 the node's operator/utterance topic over real DDS, as the operator source
-does, because the node admits only turns it heard itself. The lock helpers make the node's real SQLite store
-fail the way SQLite reports contention, without touching a byte of data.
+does, because the node admits only turns it heard itself. The lock helpers
+make the node's real SQLite store fail the way SQLite reports contention,
+without touching a byte of data.
 """
 
 import contextlib

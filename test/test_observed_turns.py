@@ -27,8 +27,8 @@ import time
 from memory_services import MemoryServices, rcl_msg, rcl_srv, srv, start_enabled_node
 from mira_memory import responses
 from mira_memory.core import turns
-from rosutil import NodeProcess, unique_namespace
 import pytest
+from rosutil import NodeProcess, unique_namespace
 
 pytestmark = pytest.mark.ros
 
