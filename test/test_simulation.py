@@ -29,7 +29,7 @@ from mira_memory import demo, scenario, simulation
 from mira_memory.cognition import HISTORY_SUBSCRIBER_QOS
 from mira_memory.msg import MemoryLink, OperatorUtterance, ToolResult
 from mira_memory.srv import AdminAdd, AdminEntityAdd, AdminFind, AdminShow, AdminStatus
-from mira_memory.srv import RecallMemory, WorkingMemoryClear, WorkingMemoryShow
+from mira_memory.srv import RecallMemory, Remember, WorkingMemoryClear, WorkingMemoryShow
 import pytest
 from rclpy.executors import SingleThreadedExecutor
 from rclpy.node import NodeNameNonExistentError
@@ -387,6 +387,40 @@ def test_perception_has_no_memory_client_at_all(demo_run):
     assert [client for client in clients if client.startswith('mira_memory/')] == []
 
 
+ROGUE_CALLS = {
+    # Attention's own autonomous episode and the observation's words.
+    'autonomous-episode': (AUTONOMOUS_EPISODE, 'o1', 'person Ada Lovelace seen'),
+    # The issue's example: a perception string passed off as an utterance.
+    'perception-string': (AUTONOMOUS_EPISODE, '', 'camera_front: person Ada Lovelace seen'),
+}
+
+
+@pytest.mark.parametrize('episode_id,turn_id,text', ROGUE_CALLS.values(), ids=ROGUE_CALLS)
+def test_an_autonomous_episode_cannot_write_even_by_calling_remember_itself(
+        demo_run, episode_id, turn_id, text):
+    # Attention has no remember client; a process that calls remember anyway
+    # with an observation's text names no operator turn the memory node heard.
+    before = demo_run.call(AdminStatus, 'memory', 'admin/status')
+    response = demo_run.call(Remember, 'memory', 'remember', Remember.Request(
+        episode_id=episode_id, turn_id=turn_id, utterance=text, kind='fact',
+        subject='Ada Lovelace', predicate='last_seen', value='seen',
+        evidence='person Ada Lovelace seen'))
+    after = demo_run.call(AdminStatus, 'memory', 'admin/status')
+    assert (response.status, response.reason) == ('rejected', 'evidence_not_in_utterance')
+    assert response.error.startswith('No operator turn with this episode and turn id')
+    assert after.memory_count == before.memory_count
+
+
+def test_an_operator_turn_with_an_observation_as_utterance_is_rejected(demo_run):
+    # A real operator turn's ids, but the text is the observation's.
+    response = demo_run.call(Remember, 'memory', 'remember', Remember.Request(
+        episode_id=demo_run.episode_id('e2'), turn_id='t4',
+        utterance='person Ada Lovelace seen', kind='fact', subject='Ada Lovelace',
+        predicate='last_seen', value='seen', evidence='person Ada Lovelace seen'))
+    assert (response.status, response.reason) == ('rejected', 'evidence_not_in_utterance')
+    assert response.error.startswith('The utterance differs from the operator turn')
+
+
 def test_autonomous_activity_leaves_memory_unchanged(ros, tmp_path):
     scenario = tmp_path / 'attention_only.toml'
     scenario.write_text(ATTENTION_ONLY_SCENARIO)
@@ -501,6 +535,51 @@ def test_demo_command_runs_the_scenario_and_exits_zero(tmp_path):
     missing = [line for line in expected if line not in lines]
     assert not missing, result.stdout
     assert lines[-1].startswith('demo complete')
+
+
+SECOND_RUN_SCENARIO = """
+[[seed.entities]]
+type = "person"
+name = "Ada Lovelace"
+aliases = ["Ada"]
+
+[[episodes]]
+name = "e1"
+[[episodes.turns]]
+id = "t1"
+text = "Ada Lovelace plays the harp."
+[[episodes.turns.calls]]
+tool = "remember"
+arguments = '''{"kind": "fact", "subject": "Ada Lovelace", "predicate": "plays",
+  "value": "the harp", "related_entity": null, "related_role": null,
+  "evidence": "Ada Lovelace plays the harp"}'''
+[[episodes.turns]]
+id = "t2"
+text = "Ada Lovelace prefers green tea."
+[[episodes.turns.calls]]
+tool = "remember"
+arguments = '''{"kind": "preference", "subject": "Ada Lovelace", "predicate": "prefers_drink",
+  "value": "green tea", "related_entity": null, "related_role": null,
+  "evidence": "Ada Lovelace prefers green tea"}'''
+"""
+
+
+def test_a_later_run_on_the_kept_database_writes_new_turns_and_finds_duplicates(tmp_path):
+    # The same episode name and turn id (e1/t1) as the first run's stored
+    # memory: with per-run episode ids it is a new turn, not one that
+    # "already wrote a memory".
+    demo_command = [simulation.executable_path('simulation_demo'), '--workdir', str(tmp_path)]
+    first = subprocess.run(demo_command, capture_output=True, text=True, timeout=300)
+    scenario_path = tmp_path / 'second.toml'
+    scenario_path.write_text(SECOND_RUN_SCENARIO)
+    second = subprocess.run([*demo_command, '--keep', '--scenario', str(scenario_path)],
+                            capture_output=True, text=True, timeout=300)
+    assert first.returncode == 0, first.stdout + first.stderr
+    assert second.returncode == 0, second.stdout + second.stderr
+    lines = second.stdout.splitlines()
+    assert '  assistant: stored MEM4' in lines, second.stdout
+    assert '  assistant: that was already stored as MEM1' in lines, second.stdout
+    assert 'already wrote' not in second.stdout
 
 
 def test_demo_does_not_remove_a_database_it_did_not_create(tmp_path):
