@@ -24,8 +24,7 @@ turns), so the series compare the window, not fsync. Prints p50/p90/p99 of
 both and the difference, and how many calls were rejected (expected 0).
 
     . .work/jazzy/env.sh
-    ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST ROS_DOMAIN_ID=71 \\
-        python bench/observed_turns.py [--calls N]
+    ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST ROS_DOMAIN_ID=71 python bench/observed_turns.py
 """
 
 import argparse
