@@ -49,6 +49,7 @@ import generate
 from mira_memory import responses
 from mira_memory.core import admission, recall
 from mira_memory.core import store as store_module
+from mira_memory.msg import OperatorUtterance
 from mira_memory.srv import RecallMemory, Remember
 import rclpy
 from rclpy.context import Context
@@ -319,12 +320,17 @@ class StoreBench:
         self.node_log = self.directory / 'node.log'
         self.process = None
         self.clients = {}
+        self.utterances = None
         self.result = None
 
     def start(self):
         """Start the node (start-up samples) and leave it serving; return the result section."""
         for kind, name in self.names.items():
             self.clients[kind] = self.run.node.create_client(workload.SERVICE_TYPES[kind], name)
+        # The memory node admits remember only for operator turns it heard:
+        # every remember's turn is said here first, as the operator source does.
+        self.utterances = self.run.node.create_publisher(
+            OperatorUtterance, self.namespace + '/operator/utterance', 100)
         self.result = {
             'memories': self.metadata['memories'],
             'entities': self.metadata['entities'],
@@ -338,6 +344,7 @@ class StoreBench:
             'work_directory': str(self.directory),
             'startup': self._startup(),
         }
+        self._wait_for_turn_subscription()
         self.result['node'] = {'pid': self.process.pid,
                                'rss_at_ready_bytes': proc_status(self.process.pid)['VmRSS']}
         return self.result
@@ -400,6 +407,11 @@ class StoreBench:
             'open, services), then DDS discovery and the first call')
         return result
 
+    def say(self, request):
+        """Publish the operator turn of a remember request (not timed)."""
+        self.utterances.publish(OperatorUtterance(
+            episode_id=request.episode_id, turn_id=request.turn_id, text=request.utterance))
+
     def _wait_ready(self, spawned):
         client = self.clients['recall']
         request = RecallMemory.Request(query=self.metadata['found_queries'][0])
@@ -416,6 +428,13 @@ class StoreBench:
                 time.sleep(0.002)
         raise RuntimeError('memory node not ready after %.0f s:\n%s' % (
             READY_TIMEOUT_S, self.node_log.read_text()[-4000:]))
+
+    def _wait_for_turn_subscription(self):
+        deadline = time.monotonic() + READY_TIMEOUT_S
+        while self.utterances.get_subscription_count() == 0:
+            if time.monotonic() > deadline:
+                raise RuntimeError('the memory node does not subscribe to operator turns')
+            self.run.executor.spin_once(timeout_sec=0.01)
 
     def _node_times(self, pid):
         for line in self.node_log.read_text().splitlines():
@@ -495,7 +514,10 @@ def interleaved(run, benches):
     for bench, series in pairs:
         client = bench.clients[workload.service_kind(series)]
         for n in range(warmup):
-            workload.call(executor, client, loads[bench.label].request(series, n), CALL_TIMEOUT_S)
+            request = loads[bench.label].request(series, n)
+            if workload.service_kind(series) == 'remember':
+                bench.say(request)
+            workload.call(executor, client, request, CALL_TIMEOUT_S)
     order = list(pairs)
     shuffler = random.Random(settings['seed'])
     previous = None
@@ -504,6 +526,10 @@ def interleaved(run, benches):
         for pair in order:
             bench, series = pair
             request = loads[bench.label].request(series, warmup + iteration)
+            if workload.service_kind(series) == 'remember':
+                # Published just before the call, outside the timed round trip:
+                # the node may still have to wait for it, as with real cognition.
+                bench.say(request)
             elapsed, response = workload.call(
                 executor, bench.clients[workload.service_kind(series)], request, CALL_TIMEOUT_S)
             same_node, previous = previous is bench, bench

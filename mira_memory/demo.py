@@ -28,8 +28,10 @@ every call got a result and every node exited 0.
 The database is DIR/memory.sqlite3. By default every run starts fresh (the
 previous demo database is removed), so the transcript is the same each time;
 --keep reuses it, which shows persistence: the seed is skipped and repeated
-statements come back as duplicates. The demo only removes a database in a
-directory it created itself (marked by a .mira_memory_demo file).
+statements come back as duplicates (every run publishes new episode ids, so
+no turn of a later run is mistaken for one that already wrote a memory).
+The demo only removes a database in a directory it created itself (marked
+by a .mira_memory_demo file).
 """
 
 import argparse
@@ -206,8 +208,11 @@ class Transcript:
     def __init__(self, scenario, out):
         self.scenario = scenario
         self.out = out
-        self.turns = [(episode.id, turn) for episode in scenario.episodes
+        # Operator episodes by their scenario name; the operator source
+        # publishes them as "<run id>-<name>" (episode_ids keeps what it used).
+        self.turns = [(episode.name, turn) for episode in scenario.episodes
                       for turn in episode.turns]
+        self.episode_ids = {}
         self.triggers = {}
         self.observation_of = {}
         self.after_turn = {}
@@ -251,7 +256,13 @@ class Transcript:
         while self.seen_results < len(observer.results):
             message = observer.results[self.seen_results]
             self.seen_results += 1
-            key = (message.episode_kind, message.episode_id, message.turn_id)
+            episode = message.episode_id
+            if message.episode_kind == ToolResult.EPISODE_OPERATOR:
+                name = scenario_file.episode_name(message.episode_id)
+                if name is not None:
+                    self.episode_ids.setdefault(name, message.episode_id)
+                    episode = name
+            key = (message.episode_kind, episode, message.turn_id)
             self._pending.setdefault(key, []).append(message)
             if message.outcome == ToolResult.OUTCOME_EPISODE_COMPLETE:
                 self._autonomous_ready[message.episode_id] = self._pending.pop(key)
@@ -296,6 +307,9 @@ class Transcript:
 
     def _print_turn(self, episode_id, turn, messages):
         marker = messages.pop()
+        if turn is self.scenario_episode_first_turn(episode_id):
+            self.say(f'episode {episode_id}: published as episode id '
+                     f'{self.episode_ids.get(episode_id, "?")} (new every run)')
         self.say(f'operator [{episode_id}/{turn.id}] {turn.text}')
         if not turn.calls:
             self.say('  model    (no tool call)')
@@ -305,6 +319,13 @@ class Transcript:
         if marker.text:
             self.say(f'  {marker.text}')
         self.say()
+
+    def scenario_episode_first_turn(self, name):
+        """Return the first turn of the scenario episode called name."""
+        for episode in self.scenario.episodes:
+            if episode.name == name:
+                return episode.turns[0]
+        return None
 
     def _print_autonomous(self, episode_id, messages):
         marker = messages.pop()

@@ -19,30 +19,50 @@ It serves, under its own name (/mira/memory in bringup):
 - ~/recall_memory (RecallMemory): exact, bounded, read-only recall, through a
   connection that cannot write;
 - ~/remember (Remember): operator-grounded admission, every rule enforced
-  here whatever the caller checked;
+  here whatever the caller checked, and only for an operator turn this node
+  heard itself on operator/utterance (require_observed_turns, see below);
 - ~/admin/<command>: one service per console command.
 
 Recall and remember exist only while persistent memory is enabled; the admin
 services always exist so `memory persistent` can say that it is disabled.
 Every callback answers through its response: no exception leaves one.
+
+Observed operator turns. The node subscribes to operator/utterance, the topic
+cognition reads, and keeps the turns it heard in a core TurnWindow. remember
+is admitted only for a turn in that window with exactly the request's
+utterance. Cognition and this node receive each utterance independently, so a
+remember may arrive first: its callback is a coroutine that waits for the
+turn (observed_turn_wait_sec) on a future that the subscription completes, or
+a one-shot steady-clock timer ends. The remember service and those timers are
+in a ReentrantCallbackGroup, so on the single-threaded executor (rclpy.spin)
+other requests, and the subscription itself, are served while it waits.
 """
 
 import sys
 
 from mira_memory import node_runner, responses
-from mira_memory.core import admission, config, recall, store
+from mira_memory.cognition import LIVE_SUBSCRIBER_QOS, UTTERANCE_TOPIC
+from mira_memory.core import admission, config, recall, store, turns
 from mira_memory.core.normalize import has_forbidden_characters
 from mira_memory.core.turn_proposals import TurnProposalLog
+from mira_memory.msg import OperatorUtterance
 from mira_memory.srv import AdminAdd, AdminAliasAdd, AdminEntityAdd, AdminEntityFind
 from mira_memory.srv import AdminFind, AdminList, AdminShow, AdminStatus
 from mira_memory.srv import RecallMemory, Remember
 from rcl_interfaces.msg import ParameterDescriptor, ParameterType, SetParametersResult
+from rclpy.callback_groups import ReentrantCallbackGroup
+from rclpy.clock import Clock, ClockType
 from rclpy.exceptions import ParameterException
 from rclpy.node import Node
+from rclpy.task import Future
 
 FIND_MEMORY_LIMIT = 100
 LIST_MEMORY_LIMIT = 1000
 ROBOT_PROFILE_MAX_LENGTH = 256
+DEFAULT_OBSERVED_TURN_WAIT_SEC = 0.5
+# remember calls waiting for their turn at once; more are decided at once
+# (a flood of calls for turns nobody said must not pile up timers).
+MAX_TURN_WAITS = 64
 
 
 class MemoryNode(Node):
@@ -63,7 +83,9 @@ class MemoryNode(Node):
         if self.settings.enabled:
             self._open_store(self.settings.database_path)
             self.create_service(RecallMemory, '~/recall_memory', self._on_recall)
-            self.create_service(Remember, '~/remember', self._on_remember)
+            self._listen_for_operator_turns()
+            self.create_service(Remember, '~/remember', self._on_remember,
+                                callback_group=self._remember_group)
         admin = (
             (AdminStatus, 'status', self._admin_status),
             (AdminEntityAdd, 'entity_add', self._admin_entity_add),
@@ -102,6 +124,25 @@ class MemoryNode(Node):
             description='Optional TOML file with a [memory] section (enabled, '
                         'database_path relative to the file). When set, it decides '
                         'enabled and database_path instead of those parameters.'))
+        self.declare_parameter('require_observed_turns', True, ParameterDescriptor(
+            type=ParameterType.PARAMETER_BOOL, **read_only,
+            description='Admit remember only for an operator turn this node heard on '
+                        "operator/utterance with exactly the request's utterance. false "
+                        "trusts the caller's utterance (integrations that cannot publish "
+                        'turns; see the README for what is lost).'))
+        self.declare_parameter('observed_turns_max', turns.DEFAULT_MAX_TURNS, ParameterDescriptor(
+            type=ParameterType.PARAMETER_INTEGER, **read_only,
+            description='Operator turns kept in the volatile window; the oldest leaves first.'))
+        self.declare_parameter(
+            'observed_turn_max_age_sec', turns.DEFAULT_MAX_AGE_SEC, ParameterDescriptor(
+                type=ParameterType.PARAMETER_DOUBLE, **read_only,
+                description='A heard operator turn older than this (seconds) is forgotten.'))
+        self.declare_parameter(
+            'observed_turn_wait_sec', DEFAULT_OBSERVED_TURN_WAIT_SEC, ParameterDescriptor(
+                type=ParameterType.PARAMETER_DOUBLE, **read_only,
+                description='How long a remember whose turn has not been heard yet waits '
+                            'for it (seconds; 0 decides at once). Other requests are '
+                            'served meanwhile.'))
         self.declare_parameter('robot_profile', '', ParameterDescriptor(
             type=ParameterType.PARAMETER_STRING,
             description='Name of the active robot profile: the entity that '
@@ -164,6 +205,88 @@ class MemoryNode(Node):
         self.close()
         super().destroy_node()
 
+    # Observed operator turns -------------------------------------------------
+
+    def _listen_for_operator_turns(self):
+        self._remember_group = ReentrantCallbackGroup()
+        self._turn_window = None
+        if not self.get_parameter('require_observed_turns').value:
+            self.get_logger().warning(
+                'require_observed_turns is false: remember trusts the utterance in each '
+                'request instead of operator turns heard on operator/utterance')
+            return
+        wait = self.get_parameter('observed_turn_wait_sec').value
+        if not 0.0 <= wait <= 60.0:
+            raise node_runner.StartupError('observed_turn_wait_sec must be between 0 and 60')
+        try:
+            self._turn_window = turns.TurnWindow(
+                self.get_parameter('observed_turns_max').value,
+                self.get_parameter('observed_turn_max_age_sec').value)
+        except ValueError as error:
+            raise node_runner.StartupError(f'invalid parameter: {error}') from None
+        self._turn_wait_sec = wait
+        # (episode_id, turn_id) -> [(utterance, Future)] of remember calls waiting.
+        self._turn_waiters = {}
+        self._waiting = 0
+        # A deadline is an interval: simulated or wall-clock time jumps must not move it.
+        self._steady_clock = Clock(clock_type=ClockType.STEADY_TIME)
+        # Volatile: a restarted node must not refill its window with old words.
+        self._turns_subscription = self.create_subscription(
+            OperatorUtterance, UTTERANCE_TOPIC, self._on_operator_turn, LIVE_SUBSCRIBER_QOS)
+
+    def _on_operator_turn(self, message):
+        if not self._turn_window.observe(message.episode_id, message.turn_id, message.text):
+            self.get_logger().warning(
+                'ignored an operator turn with an empty or over-long id or text',
+                throttle_duration_sec=5.0)
+            return
+        for utterance, heard in self._turn_waiters.get((message.episode_id, message.turn_id), ()):
+            if utterance == message.text and not heard.done():
+                heard.set_result(True)
+
+    async def _operator_turn_heard(self, request):
+        """
+        Return turns.HEARD, NOT_HEARD or DIFFERENT for the request's turn.
+
+        A turn not (yet) heard with this utterance is waited for up to
+        observed_turn_wait_sec; the executor serves everything else meanwhile.
+        """
+        if self._turn_window is None:
+            return turns.HEARD  # require_observed_turns is false
+        key = (request.episode_id, request.turn_id)
+        heard = self._turn_window.check(*key, request.utterance)
+        if heard == turns.HEARD or self._turn_wait_sec == 0 or self._waiting >= MAX_TURN_WAITS:
+            return heard
+        arrived = Future()
+        waiter = (request.utterance, arrived)
+        self._turn_waiters.setdefault(key, []).append(waiter)
+        self._waiting += 1
+        timer = None
+
+        def deadline():
+            timer.cancel()
+            if not arrived.done():
+                arrived.set_result(False)
+
+        timer = self.create_timer(self._turn_wait_sec, deadline,
+                                  callback_group=self._remember_group, clock=self._steady_clock)
+        started = self._steady_clock.now()
+        try:
+            await arrived
+        finally:
+            timer.cancel()
+            self.destroy_timer(timer)
+            self._waiting -= 1
+            waiters = self._turn_waiters[key]
+            waiters.remove(waiter)
+            if not waiters:
+                del self._turn_waiters[key]
+        # Debug, not info: see the remember log line below.
+        self.get_logger().debug(
+            f'remember waited {(self._steady_clock.now() - started).nanoseconds / 1e6:.1f} ms '
+            f'for its operator turn ({"heard" if arrived.result() else "not heard"})')
+        return self._turn_window.check(*key, request.utterance)
+
     # Recall and remember -----------------------------------------------------
 
     def _on_recall(self, request, response):
@@ -174,7 +297,10 @@ class MemoryNode(Node):
             result = recall.unavailable()
         return responses.fill_recall(response, result)
 
-    def _on_remember(self, request, response):
+    async def _on_remember(self, request, response):
+        heard = await self._operator_turn_heard(request)
+        if heard != turns.HEARD:
+            return responses.fill_remember_turn_not_heard(response, heard)
         try:
             context = admission.TurnContext(
                 episode_id=request.episode_id, turn_id=request.turn_id,

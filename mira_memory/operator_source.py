@@ -23,9 +23,14 @@ Node `operator_source`. It runs the scenario once:
    entity whose name already resolves to exactly one entity is not created
    again, and only its missing aliases are added, so a second run on a
    persistent database creates no duplicates.
-2. Waits until the cognition node subscribes to operator/utterance.
+2. Waits until the cognition node and the memory node subscribe to
+   operator/utterance (the memory node admits remember only for turns it
+   heard itself, and its subscription is volatile: a turn published before
+   it matched would never reach it).
 3. Publishes each scripted turn (episode_id, turn_id, text) and waits for
    cognition's end-of-turn marker for it, with a deadline, before the next.
+   Episode ids are "<run id>-<scenario episode name>" with a run id made
+   when the node starts, so no two runs publish the same episode id.
 
 Then it exits 0 (exit_when_done, the default: the operator's script is over;
 the other nodes keep running), or keeps spinning when exit_when_done is
@@ -67,15 +72,16 @@ class OperatorSource(Node):
         declare('scenario_file', '', ParameterType.PARAMETER_STRING,
                 'Scenario TOML file: the seed and the operator turns.')
         declare('memory_node', 'memory', ParameterType.PARAMETER_STRING,
-                'Memory node whose admin services perform the seed; relative names '
-                "resolve in this node's namespace.")
+                'Memory node whose admin services perform the seed and which must hear '
+                "every turn; relative names resolve in this node's namespace.")
         declare('cognition_node', 'cognition', ParameterType.PARAMETER_STRING,
                 'Cognition node to wait for before the first utterance; relative names '
                 "resolve in this node's namespace.")
         declare('call_timeout_sec', 10.0, ParameterType.PARAMETER_DOUBLE,
                 'Deadline of one admin call, including waiting for the memory node.')
         declare('start_timeout_sec', 30.0, ParameterType.PARAMETER_DOUBLE,
-                'How long to wait for the cognition node to subscribe.')
+                'How long to wait for the cognition and memory nodes to subscribe to '
+                'operator/utterance.')
         declare('turn_timeout_sec', 30.0, ParameterType.PARAMETER_DOUBLE,
                 "How long to wait for a turn's end-of-turn marker.")
         declare('exit_when_done', True, ParameterType.PARAMETER_BOOL,
@@ -84,6 +90,7 @@ class OperatorSource(Node):
             'scenario_file', 'memory_node', 'cognition_node', 'call_timeout_sec',
             'start_timeout_sec', 'turn_timeout_sec', 'exit_when_done')}
         self.completed = False
+        self.run_id = scenario_file.new_run_id()
         if not self.settings['scenario_file']:
             raise ScenarioFailed('parameter scenario_file is required')
         try:
@@ -111,10 +118,12 @@ class OperatorSource(Node):
         """Seed, wait for cognition, play every turn; raise ScenarioFailed on failure."""
         self._executor = executor
         self.seed()
-        self.wait_for_cognition()
+        self.wait_for_listeners()
+        self.get_logger().info(f'run id {self.run_id}: episode ids are {self.run_id}-<name>')
         for episode in self.scenario.episodes:
+            episode_id = scenario_file.operator_episode_id(self.run_id, episode.name)
             for turn in episode.turns:
-                self.play(episode.id, turn)
+                self.play(episode_id, turn)
         self.completed = True
         self.get_logger().info('scenario complete')
 
@@ -142,23 +151,25 @@ class OperatorSource(Node):
                     entity_id=record.id, alias=alias))
                 self.get_logger().info(f'seed: alias {alias!r} added to {record.id}')
 
-    def wait_for_cognition(self):
-        """Wait until the cognition node's utterance subscription is matched."""
-        namespace, name = _split_node_name(
-            self.settings['cognition_node'], self.get_namespace())
+    def wait_for_listeners(self):
+        """Wait until the cognition and memory nodes' utterance subscriptions are matched."""
+        listeners = [_split_node_name(self.settings[parameter], self.get_namespace())
+                     for parameter in ('cognition_node', 'memory_node')]
         topic = self._utterances.topic_name
 
         def subscribed():
             subscribers = self.get_subscriptions_info_by_topic(topic)
-            present = any(
-                info.node_name == name and info.node_namespace == namespace
-                for info in subscribers)
+            present = all(
+                any(info.node_name == name and info.node_namespace == namespace
+                    for info in subscribers)
+                for namespace, name in listeners)
             # Graph discovery and endpoint matching are separate; wait for both.
             return present and self._utterances.get_subscription_count() >= len(subscribers)
 
         if not self._spin_until(subscribed, self.settings['start_timeout_sec']):
-            raise ScenarioFailed(
-                f'cognition node {namespace.rstrip("/")}/{name} did not subscribe to {topic}')
+            names = ' and '.join(
+                f'{namespace.rstrip("/")}/{name}' for namespace, name in listeners)
+            raise ScenarioFailed(f'{names} did not both subscribe to {topic}')
 
     def play(self, episode_id, turn):
         """Publish one operator turn and wait for its end-of-turn marker."""

@@ -70,7 +70,9 @@ class PerceptionNode(Node):
     def _on_tool_result(self, message):
         if (message.episode_kind == ToolResult.EPISODE_OPERATOR and
                 message.outcome == ToolResult.OUTCOME_TURN_COMPLETE):
-            self._finished_turns.add((message.episode_id, message.turn_id))
+            # after_turn names the scenario's episode, not this run's episode id.
+            name = scenario_file.episode_name(message.episode_id)
+            self._finished_turns.add((name, message.turn_id))
 
     def _publish_next(self):
         observation = self._pending[0]

@@ -20,7 +20,7 @@ node hands them here. Keeping the mapping in one module means a contract
 change (a new field, a new error code) is made once.
 """
 
-from mira_memory.core import store
+from mira_memory.core import admission, store, turns
 from mira_memory.msg import EntityRecord, MemoryLink, PayloadRecord, RecalledEntity
 from mira_memory.msg import RecalledMemory
 
@@ -106,6 +106,27 @@ def fill_remember(response, result):
     response.conflicting_memory_ids = [
         store.format_memory_id(memory_id) for memory_id in result.conflicting_memory_ids]
     response.error = result.error
+    return response
+
+
+# Why a remember was refused before admission: the fixed sentences echo
+# nothing of the request (ids included).
+TURN_NOT_HEARD_ERRORS = {
+    turns.NOT_HEARD: (
+        'No operator turn with this episode and turn id was heard; nothing was written.'),
+    turns.DIFFERENT: (
+        'The utterance differs from the operator turn that was heard; nothing was written.'),
+}
+
+
+def fill_remember_turn_not_heard(response, heard):
+    """Answer a remember whose turn the memory node did not hear (turns.NOT_HEARD/DIFFERENT)."""
+    response.status = admission.STATUS_REJECTED
+    response.outcome = ''
+    response.reason = admission.REASON_EVIDENCE_NOT_IN_UTTERANCE
+    response.memory_id = ''
+    response.conflicting_memory_ids = []
+    response.error = TURN_NOT_HEARD_ERRORS[heard]
     return response
 
 

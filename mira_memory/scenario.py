@@ -27,11 +27,21 @@ cognition library and the memory node do.
 
 Loading is strict: an unknown key, a missing key or a wrong type is an error
 that names its place in the file, so a typo cannot silently drop a turn.
+
+Episode ids are not in the file. An episode has a name ("e1"), local to the
+file; the operator source publishes it as episode id "<run id>-<name>" with a
+run id of its own (operator_episode_id), so a database kept across runs never
+sees one episode id twice: turn provenance ("episode <id> turn <id>") stays
+unique and a repeated statement is a duplicate, never "this operator turn
+already wrote a memory". The scripted model and the transcript map an
+episode id back to its name with episode_name.
 """
 
 from dataclasses import dataclass
+import datetime
 import math
 import re
+import secrets
 import tomllib
 from typing import Optional
 
@@ -39,6 +49,15 @@ from typing import Optional
 # whitespace would let two turns share one label.
 _ID = re.compile(r'[A-Za-z0-9][A-Za-z0-9_.-]{0,63}')
 _TOKEN = re.compile(r'[a-z][a-z0-9_]{0,63}')
+# A run id: UTC start time to the second plus 24 random bits, e.g.
+# 20261201T000327Z-3f9a1c. The time makes provenance labels readable; the
+# random part keeps two runs started in the same second apart.
+_RUN_ID = r'[0-9]{8}T[0-9]{6}Z-[0-9a-f]{6}'
+RUN_ID_LENGTH = 23
+# Episode names leave room for "<run id>-" within the 64-character id bound.
+EPISODE_NAME_MAX_LENGTH = 64 - RUN_ID_LENGTH - 1
+_EPISODE_NAME = re.compile(r'[A-Za-z0-9][A-Za-z0-9_.-]{0,%d}' % (EPISODE_NAME_MAX_LENGTH - 1))
+_OPERATOR_EPISODE_ID = re.compile(r'(%s)-(%s)' % (_RUN_ID, _EPISODE_NAME.pattern))
 
 
 class ScenarioError(ValueError):
@@ -73,9 +92,14 @@ class Turn:
 
 @dataclass(frozen=True)
 class Episode:
-    """One operator episode: turns in order; the acquisition budget is per episode."""
+    """
+    One operator episode: turns in order; the acquisition budget is per episode.
 
-    id: str  # noqa: A003
+    name is local to the scenario file; the published episode id is
+    operator_episode_id(run id, name).
+    """
+
+    name: str
     turns: tuple
 
 
@@ -84,8 +108,8 @@ class Observation:
     """
     One scripted observation of the perception node.
 
-    after_turn, when set, is an (episode id, turn id) pair: the observation is
-    published only after cognition has finished that operator turn, which
+    after_turn, when set, is an (episode name, turn id) pair: the observation
+    is published only after cognition has finished that operator turn, which
     keeps the story's order deterministic.
     """
 
@@ -123,9 +147,15 @@ class Scenario:
     triggers: tuple
 
     def calls_for_turn(self, episode_id, turn_id):
-        """Return the model's tool calls for an operator turn; none for an unscripted turn."""
+        """
+        Return the model's tool calls for an operator turn; none for an unscripted turn.
+
+        episode_id is the published id ("<run id>-<name>") of one of this
+        scenario's episodes; any other id is an unscripted episode.
+        """
+        name = episode_name(episode_id)
         for episode in self.episodes:
-            if episode.id == episode_id:
+            if episode.name == name:
                 for turn in episode.turns:
                     if turn.id == turn_id:
                         return turn.calls
@@ -147,6 +177,26 @@ class Scenario:
 def is_valid_id(text):
     """Return True when text may be an episode, turn, observation or trigger id."""
     return isinstance(text, str) and _ID.fullmatch(text) is not None
+
+
+def new_run_id(now=None):
+    """Return a new run id: the UTC time (now, or the current time) and 24 random bits."""
+    now = now or datetime.datetime.now(datetime.timezone.utc)
+    return f'{now.astimezone(datetime.timezone.utc):%Y%m%dT%H%M%SZ}-{secrets.token_hex(3)}'
+
+
+def operator_episode_id(run_id, name):
+    """Return the episode id the operator source publishes for a scenario episode."""
+    episode_id = f'{run_id}-{name}'
+    if _OPERATOR_EPISODE_ID.fullmatch(episode_id) is None:
+        raise ValueError('not a run id and an episode name')
+    return episode_id
+
+
+def episode_name(episode_id):
+    """Return the scenario episode name in an operator episode id, or None."""
+    match = _OPERATOR_EPISODE_ID.fullmatch(episode_id) if isinstance(episode_id, str) else None
+    return match.group(2) if match else None
 
 
 def autonomous_episode_id(trigger_id, observation_id):
@@ -186,13 +236,13 @@ def parse(data):
     for table in (top, seed_table, perception, attention):
         table.finish()
 
-    _unique((episode.id for episode in episodes), 'episode id')
+    _unique((episode.name for episode in episodes), 'episode name')
     for episode in episodes:
-        _unique((turn.id for turn in episode.turns), f'turn id in episode {episode.id}')
+        _unique((turn.id for turn in episode.turns), f'turn id in episode {episode.name}')
     _unique((entity.name for entity in seed), 'seed entity name')
     _unique((observation.id for observation in observations), 'observation id')
     _unique((trigger.id for trigger in triggers), 'trigger id')
-    turns = {(episode.id, turn.id) for episode in episodes for turn in episode.turns}
+    turns = {(episode.name, turn.id) for episode in episodes for turn in episode.turns}
     for observation in observations:
         if observation.after_turn is not None and observation.after_turn not in turns:
             raise ScenarioError(
@@ -210,8 +260,17 @@ def _seed_entity(table):
 
 
 def _episode(table):
+    if 'id' in table.data:
+        raise ScenarioError(
+            f'{table.place}.id: episode ids are generated for every run; give the episode '
+            'a name instead (name = "e1")')
+    name = table.string('name')
+    if not _EPISODE_NAME.fullmatch(name):
+        raise ScenarioError(
+            f'{table.place}.name must be 1-{EPISODE_NAME_MAX_LENGTH} letters, digits, "_", '
+            '"." or "-" starting with a letter or digit')
     episode = Episode(
-        id=table.identifier('id'),
+        name=name,
         turns=tuple(_turn(turn) for turn in table.tables('turns')))
     table.finish()
     if not episode.turns:
@@ -238,10 +297,10 @@ def _observation(table):
     after = table.string('after_turn', default='')
     after_turn = None
     if after:
-        episode_id, _, turn_id = after.partition('/')
-        if not (_ID.fullmatch(episode_id) and _ID.fullmatch(turn_id)):
-            raise ScenarioError(f'{table.place}.after_turn must be "<episode id>/<turn id>"')
-        after_turn = (episode_id, turn_id)
+        name, _, turn_id = after.partition('/')
+        if not (_EPISODE_NAME.fullmatch(name) and _ID.fullmatch(turn_id)):
+            raise ScenarioError(f'{table.place}.after_turn must be "<episode name>/<turn id>"')
+        after_turn = (name, turn_id)
     observation = Observation(
         id=table.identifier('id'),
         source=table.text('source'),

@@ -25,7 +25,9 @@ so CI starts exactly the nodes, names and parameters the launch file starts.
 Who gets which memory access is decided here, by wiring, and again inside
 each node by construction: cognition has recall_memory and remember clients,
 attention only recall_memory, perception none; the operator source uses the
-admin services for the supervised seed.
+admin services for the supervised seed and is the only publisher of
+operator/utterance. Each node runs in its own SROS2 enclave (NodeSpec.enclave),
+which config/security/mira.policy.xml grants exactly this wiring.
 """
 
 from dataclasses import dataclass, field
@@ -37,6 +39,9 @@ import signal
 import subprocess
 
 PACKAGE = 'mira_memory'
+# SROS2 enclaves (config/security/mira.policy.xml): one per process, fixed
+# paths whatever the namespace, because a keystore holds fixed enclaves.
+ENCLAVE_ROOT = '/mira'
 DEFAULT_NAMESPACE = '/mira'
 DEFAULT_ROBOT_PROFILE = 'Mira'
 DEFAULT_SCENARIO = 'demo.toml'
@@ -57,6 +62,11 @@ class NodeSpec:
     @property
     def fully_qualified_name(self):
         return f'{self.namespace.rstrip("/")}/{self.name}'
+
+    @property
+    def enclave(self):
+        """Return the SROS2 enclave this node runs in (used only when security is on)."""
+        return f'{ENCLAVE_ROOT}/{self.name}'
 
 
 def default_scenario_file():
@@ -120,7 +130,8 @@ def launch_node(spec, **kwargs):
     return Node(
         package=PACKAGE, executable=spec.executable, name=spec.name,
         namespace=spec.namespace, parameters=[dict(spec.parameters)],
-        remappings=list(spec.remappings), **kwargs)
+        remappings=list(spec.remappings), ros_arguments=['--enclave', spec.enclave],
+        **kwargs)
 
 
 def params_yaml(spec):
@@ -144,7 +155,8 @@ def executable_path(executable):
 def process_command(spec, params_file):
     """Return the command line that runs spec as a process, as ros2 launch would."""
     command = [executable_path(spec.executable), '--ros-args',
-               '-r', f'__ns:={spec.namespace}', '-r', f'__node:={spec.name}']
+               '-r', f'__ns:={spec.namespace}', '-r', f'__node:={spec.name}',
+               '--enclave', spec.enclave]
     for source, target in spec.remappings:
         command += ['-r', f'{source}:={target}']
     return command + ['--params-file', str(params_file)]

@@ -16,8 +16,11 @@
 The recall and remember service tests' view of one running memory node.
 
 MemoryServices calls the node's real services (admin seeding, recall,
-remember, set_parameters). The lock helpers make the node's real SQLite store
-fail the way SQLite reports contention, without touching a byte of data.
+remember, set_parameters). remember first says the request's operator turn on
+the node's operator/utterance topic over real DDS, as the operator source
+does, because the node admits only turns it heard itself. The lock helpers
+make the node's real SQLite store fail the way SQLite reports contention,
+without touching a byte of data.
 """
 
 import contextlib
@@ -26,6 +29,7 @@ import itertools
 import sqlite3
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -46,6 +50,10 @@ COUNT_FIELDS = ('entity_count', 'alias_count', 'memory_count', 'active_memory_co
 # A recall that waits out SQLite's whole WAL read retry loop (about ten
 # seconds of backoff) still answers well within this.
 SLOW_CALL_TIMEOUT = 90.0
+
+# Discovery between the test client's publisher and a (new) memory node's
+# subscription: a deadline against a hang, not a timing.
+MATCH_TIMEOUT = 60.0
 
 # Starting rclpy and opening the store on a loaded, shared machine can take
 # a while; this is a deadline for a hung start, not a performance claim.
@@ -106,6 +114,9 @@ class MemoryServices:
     def __init__(self, ros, prefix):
         self.ros = ros
         self.prefix = prefix
+        # The memory node <ns>/memory subscribes to <ns>/operator/utterance.
+        self.utterance_topic = prefix.rpartition('/')[0] + '/operator/utterance'
+        self._utterances = None
 
     def admin(self, command, **fields):
         """Call admin/<command> and return the response (success unchecked)."""
@@ -153,8 +164,30 @@ class MemoryServices:
         return self.ros.call(srv.RecallMemory, f'{self.prefix}/recall_memory',
                              srv.RecallMemory.Request(query=query), timeout=timeout)
 
+    def say(self, episode_id, turn_id, text):
+        """Publish one operator turn on the node's operator/utterance topic."""
+        self.wait_for_listener()
+        self._utterances.publish(
+            msg.OperatorUtterance(episode_id=episode_id, turn_id=turn_id, text=text))
+
+    def wait_for_listener(self):
+        """Wait until a memory node's turn subscription matches our publisher."""
+        if self._utterances is None:
+            self._utterances = self.ros.node.create_publisher(
+                msg.OperatorUtterance, self.utterance_topic, 100)
+        deadline = time.monotonic() + MATCH_TIMEOUT
+        while self._utterances.get_subscription_count() == 0:
+            if time.monotonic() > deadline:
+                raise AssertionError(f'nothing subscribes to {self.utterance_topic}')
+            self.ros.spin_for(0.05)
+
     def remember(self, request, timeout=20.0):
-        """Call remember with a Remember.Request."""
+        """Say the request's operator turn, then call remember with the Remember.Request."""
+        self.say(request.episode_id, request.turn_id, request.utterance)
+        return self.remember_unheard(request, timeout)
+
+    def remember_unheard(self, request, timeout=20.0):
+        """Call remember without saying the turn first."""
         return self.ros.call(srv.Remember, f'{self.prefix}/remember', request, timeout=timeout)
 
     def set_robot_profile(self, name):

@@ -24,7 +24,7 @@ DEMO = ROOT / 'config' / 'scenarios' / 'demo.toml'
 
 MINIMAL = """
 [[episodes]]
-id = "e1"
+name = "e1"
 [[episodes.turns]]
 id = "t1"
 text = "Hello."
@@ -40,19 +40,54 @@ def load_text(tmp_path, text):
 def test_demo_scenario_loads():
     demo = scenario.load(DEMO)
     assert [entity.name for entity in demo.seed] == ['Mira', 'Ada Lovelace', 'Charles Babbage']
-    turns = [(episode.id, len(episode.turns)) for episode in demo.episodes]
+    turns = [(episode.name, len(episode.turns)) for episode in demo.episodes]
     assert turns == [('e1', 6), ('e2', 4)]
     assert demo.autonomous_episode_ids() == ('greet_ada-o1',)
 
 
+RUN = '20261201T000327Z-3f9a1c'
+
+
 def test_calls_for_a_scripted_turn_keep_their_raw_json_arguments():
-    calls = scenario.load(DEMO).calls_for_turn('e1', 't6')
+    calls = scenario.load(DEMO).calls_for_turn(f'{RUN}-e1', 't6')
     assert [(call.tool, call.arguments) for call in calls] == [
         ('recall_memory', '{"query": "Charles"}'), ('recall_memory', '{"query": "Mira"}')]
 
 
 def test_an_unscripted_turn_has_no_calls(tmp_path):
-    assert load_text(tmp_path, MINIMAL).calls_for_turn('e1', 'other') == ()
+    assert load_text(tmp_path, MINIMAL).calls_for_turn(f'{RUN}-e1', 'other') == ()
+
+
+@pytest.mark.parametrize('episode_id', ['e1', f'{RUN}-e2', f'x{RUN}-e1', f'{RUN}e1', ''])
+def test_an_episode_id_that_is_not_a_run_of_a_scenario_episode_is_unscripted(
+        tmp_path, episode_id):
+    assert load_text(tmp_path, MINIMAL).calls_for_turn(episode_id, 't1') == ()
+
+
+def test_episode_ids_are_run_id_and_episode_name_and_map_back():
+    run_id = scenario.new_run_id()
+    episode_id = scenario.operator_episode_id(run_id, 'e1.morning-2')
+    assert episode_id == f'{run_id}-e1.morning-2'
+    assert len(run_id) == scenario.RUN_ID_LENGTH
+    assert scenario.episode_name(episode_id) == 'e1.morning-2'
+    assert scenario.is_valid_id(scenario.operator_episode_id(run_id, 'e' * 40))
+
+
+def test_two_runs_never_share_an_episode_id():
+    # Same second, different random part: unique across runs, not just in time.
+    run_ids = {scenario.new_run_id() for _ in range(200)}
+    assert len(run_ids) == 200
+
+
+def test_an_episode_id_in_the_file_is_refused_with_the_reason(tmp_path):
+    with pytest.raises(scenario.ScenarioError, match=r'episodes\[0\]\.id: episode ids are '
+                                                     'generated for every run'):
+        load_text(tmp_path, MINIMAL.replace('name = "e1"', 'id = "e1"'))
+
+
+def test_an_episode_name_too_long_for_an_id_is_refused(tmp_path):
+    with pytest.raises(scenario.ScenarioError, match=r'episodes\[0\]\.name must be 1-40'):
+        load_text(tmp_path, MINIMAL.replace('name = "e1"', f'name = "{"e" * 41}"'))
 
 
 def test_unknown_key_is_an_error_with_its_place(tmp_path):
@@ -66,9 +101,11 @@ def test_missing_key_is_an_error_with_its_place(tmp_path):
         load_text(tmp_path, MINIMAL.replace('text = "Hello."', ''))
 
 
-def test_ids_with_whitespace_are_rejected(tmp_path):
-    with pytest.raises(scenario.ScenarioError, match=r'episodes\[0\]\.id must be'):
-        load_text(tmp_path, MINIMAL.replace('id = "e1"', 'id = "e 1"'))
+def test_names_and_ids_with_whitespace_are_rejected(tmp_path):
+    with pytest.raises(scenario.ScenarioError, match=r'episodes\[0\]\.name must be'):
+        load_text(tmp_path, MINIMAL.replace('name = "e1"', 'name = "e 1"'))
+    with pytest.raises(scenario.ScenarioError, match=r'turns\[0\]\.id must be'):
+        load_text(tmp_path, MINIMAL.replace('id = "t1"', 'id = "t 1"'))
 
 
 def test_duplicate_turn_ids_are_rejected(tmp_path):

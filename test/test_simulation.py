@@ -26,11 +26,11 @@ import re
 import subprocess
 import time
 
-from mira_memory import demo, simulation
+from mira_memory import demo, scenario, simulation
 from mira_memory.cognition import HISTORY_SUBSCRIBER_QOS
 from mira_memory.msg import MemoryLink, OperatorUtterance, ToolResult
 from mira_memory.srv import AdminAdd, AdminEntityAdd, AdminFind, AdminShow, AdminStatus
-from mira_memory.srv import RecallMemory, WorkingMemoryClear, WorkingMemoryShow
+from mira_memory.srv import RecallMemory, Remember, WorkingMemoryClear, WorkingMemoryShow
 import pytest
 from rclpy.executors import SingleThreadedExecutor
 from rclpy.node import NodeNameNonExistentError
@@ -42,7 +42,8 @@ WAIT = 120.0
 RECALL_TYPE = 'mira_memory/srv/RecallMemory'
 REMEMBER_TYPE = 'mira_memory/srv/Remember'
 
-# config/scenarios/demo.toml on a fresh database.
+# config/scenarios/demo.toml on a fresh database, by (episode name, turn id):
+# the operator source publishes episode ids "<run id>-<name>".
 EXPECTED_REMEMBERS = {
     ('e1', 't1'): ('applied/created', '', 'MEM1'),
     ('e1', 't2'): ('applied/created', '', 'MEM2'),
@@ -138,11 +139,19 @@ class Simulation:
             executor.remove_node(self.ros.node)
 
     def marker(self, outcome, episode_id, turn_id=''):
+        """Return the marker of an episode (by its published id or its scenario name)."""
         for message in self.results:
-            if (message.outcome, message.episode_id, message.turn_id) == (
-                    outcome, episode_id, turn_id):
+            if message.outcome == outcome and message.turn_id == turn_id and episode_id in (
+                    message.episode_id, scenario.episode_name(message.episode_id)):
                 return message
         return None
+
+    def episode_id(self, name):
+        """Return the episode id this run's operator source published for a scenario name."""
+        for message in self.results:
+            if scenario.episode_name(message.episode_id) == name:
+                return message.episode_id
+        raise AssertionError(f'no results of episode {name}')
 
     def wait_for_turn(self, episode_id, turn_id):
         self.spin_until(
@@ -184,12 +193,20 @@ class Simulation:
         self.ros.node.destroy_subscription(self._subscription)
 
 
+def by_name(message):
+    """Return (episode name, turn id) of an operator ToolResult."""
+    return scenario.episode_name(message.episode_id), message.turn_id
+
+
 def say(sim, episode_id, turn_id, text):
-    """Publish one operator utterance to the simulation's cognition node and wait for it."""
+    """Publish one operator utterance to the running cognition and memory nodes; wait for it."""
     publisher = sim.ros.node.create_publisher(
         OperatorUtterance, f'{sim.namespace}/operator/utterance', 10)
+    listeners = sum(1 for name in ('cognition', 'memory')
+                    if name in sim.processes and sim.processes[name].poll() is None)
     try:
-        sim.spin_until(lambda: publisher.get_subscription_count() > 0, 'cognition to subscribe')
+        sim.spin_until(lambda: publisher.get_subscription_count() >= listeners,
+                       'cognition and memory to subscribe')
         publisher.publish(OperatorUtterance(episode_id=episode_id, turn_id=turn_id, text=text))
         return sim.wait_for_turn(episode_id, turn_id)
     finally:
@@ -217,21 +234,21 @@ def demo_run(ros, tmp_path_factory):
 # The scenario, end to end ----------------------------------------------------
 
 def test_remember_outcomes_end_to_end(demo_run):
-    outcomes = {(message.episode_id, message.turn_id): (
-        message.outcome, message.reason, message.memory_id)
-        for message in demo_run.tool_results('remember')}
+    outcomes = {by_name(message): (message.outcome, message.reason, message.memory_id)
+                for message in demo_run.tool_results('remember')}
     assert outcomes == EXPECTED_REMEMBERS
 
 
 def test_acknowledgement_comes_only_from_the_turns_remember_result(demo_run):
-    markers = {(message.episode_id, message.turn_id): (message.text, message.memory_id)
+    markers = {by_name(message): (message.text, message.memory_id)
                for message in demo_run.results
-               if message.outcome == ToolResult.OUTCOME_TURN_COMPLETE}
+               if message.outcome == ToolResult.OUTCOME_TURN_COMPLETE and
+               scenario.episode_name(message.episode_id)}
     assert markers == EXPECTED_ACKNOWLEDGEMENTS
 
 
 def test_recall_outcomes_end_to_end(demo_run):
-    recalls = [(message.episode_id, message.turn_id, message.outcome, message.reason)
+    recalls = [(*by_name(message), message.outcome, message.reason)
                for message in demo_run.tool_results('recall_memory')]
     assert recalls == [
         ('e1', 't4', 'found', 'exact_match'),
@@ -260,11 +277,12 @@ def test_database_holds_exactly_the_admitted_memories(demo_run):
     [entity] = ada.entities
     memories = [(memory.id, memory.kind, memory.summary, memory.predicate, memory.value,
                  memory.source_kind, memory.source_label) for memory in entity.memories]
+    e1 = demo_run.episode_id('e1')
     assert memories == [
         ('MEM1', 'preference', 'Ada Lovelace prefers green tea', 'prefers_drink',
-         'green tea', 'operator_statement', 'episode e1 turn t1'),
+         'green tea', 'operator_statement', f'episode {e1} turn t1'),
         ('MEM3', 'relationship', "Ada is Charles's friend", 'friend_of', 'Charles',
-         'operator_statement', 'episode e1 turn t3'),
+         'operator_statement', f'episode {e1} turn t3'),
     ]
 
 
@@ -277,10 +295,11 @@ def test_second_person_fact_is_linked_to_the_robot_entity(demo_run):
 
 def test_a_repeated_turn_id_is_not_run_again(demo_run):
     before = len(demo_run.tool_results('remember'))
-    repeated = ToolResult.OUTCOME_TURN_COMPLETE, 'e1', 't1'
+    e1 = demo_run.episode_id('e1')
+    repeated = ToolResult.OUTCOME_TURN_COMPLETE, e1, 't1'
     demo_run.results[:] = [message for message in demo_run.results
                            if (message.outcome, message.episode_id, message.turn_id) != repeated]
-    marker = say(demo_run, 'e1', 't1', 'Ada Lovelace prefers green tea.')
+    marker = say(demo_run, e1, 't1', 'Ada Lovelace prefers green tea.')
     assert (marker.reason, marker.text) == ('turn_id_reused', '')
     assert len(demo_run.tool_results('remember')) == before
 
@@ -296,14 +315,15 @@ def test_a_call_without_reply_is_bounded_and_never_blocks_the_node(ros, tmp_path
         OperatorUtterance, f'{sim.namespace}/operator/utterance', 10)
     try:
         sim.spin_until(lambda: publisher.get_subscription_count() > 0, 'cognition')
+        e1 = scenario.operator_episode_id(scenario.new_run_id(), 'e1')
         publisher.publish(OperatorUtterance(
-            episode_id='e1', turn_id='t1', text='Ada Lovelace prefers green tea.'))
+            episode_id=e1, turn_id='t1', text='Ada Lovelace prefers green tea.'))
         # While the remember call (and its one retry) waits for its deadline,
         # the same single-threaded node still serves working memory.
-        sim.spin_until(lambda: 'operator e1/t1: Ada Lovelace prefers green tea.' in sim.read(
+        sim.spin_until(lambda: f'operator {e1}/t1: Ada Lovelace prefers green tea.' in sim.read(
             WorkingMemoryShow, 'cognition', 'working_memory/show').entries, 'the turn to start')
-        pending = sim.marker(ToolResult.OUTCOME_TURN_COMPLETE, 'e1', 't1')
-        marker = sim.wait_for_turn('e1', 't1')
+        pending = sim.marker(ToolResult.OUTCOME_TURN_COMPLETE, e1, 't1')
+        marker = sim.wait_for_turn(e1, 't1')
         output = sim.processes['cognition'].output()
     finally:
         ros.node.destroy_publisher(publisher)
@@ -321,7 +341,7 @@ def test_a_call_without_reply_is_bounded_and_never_blocks_the_node(ros, tmp_path
 
 def test_third_acquisition_of_an_episode_is_refused_without_a_service_call(demo_run):
     e1 = [message for message in demo_run.tool_results('recall_memory')
-          if message.episode_id == 'e1']
+          if by_name(message)[0] == 'e1']
     assert [message.outcome for message in e1] == ['found', 'found', 'refused']
     assert e1[2].text.startswith('recall_memory: refused (acquisition_budget_exhausted)')
     assert 'memory was not searched' in e1[2].text
@@ -329,7 +349,7 @@ def test_third_acquisition_of_an_episode_is_refused_without_a_service_call(demo_
 
 def test_a_new_episode_gets_a_new_budget(demo_run):
     e2 = [message.outcome for message in demo_run.tool_results('recall_memory')
-          if message.episode_id == 'e2']
+          if by_name(message)[0] == 'e2']
     assert e2 == ['found']
 
 
@@ -370,6 +390,40 @@ def test_perception_has_no_memory_client_at_all(demo_run):
     demo_run.spin_until(known, 'perception in the graph')
     clients = demo_run.clients_of('perception', lambda types: True)
     assert [client for client in clients if client.startswith('mira_memory/')] == []
+
+
+ROGUE_CALLS = {
+    # Attention's own autonomous episode and the observation's words.
+    'autonomous-episode': (AUTONOMOUS_EPISODE, 'o1', 'person Ada Lovelace seen'),
+    # The issue's example: a perception string passed off as an utterance.
+    'perception-string': (AUTONOMOUS_EPISODE, '', 'camera_front: person Ada Lovelace seen'),
+}
+
+
+@pytest.mark.parametrize('episode_id,turn_id,text', ROGUE_CALLS.values(), ids=ROGUE_CALLS)
+def test_an_autonomous_episode_cannot_write_even_by_calling_remember_itself(
+        demo_run, episode_id, turn_id, text):
+    # Attention has no remember client; a process that calls remember anyway
+    # with an observation's text names no operator turn the memory node heard.
+    before = demo_run.call(AdminStatus, 'memory', 'admin/status')
+    response = demo_run.call(Remember, 'memory', 'remember', Remember.Request(
+        episode_id=episode_id, turn_id=turn_id, utterance=text, kind='fact',
+        subject='Ada Lovelace', predicate='last_seen', value='seen',
+        evidence='person Ada Lovelace seen'))
+    after = demo_run.call(AdminStatus, 'memory', 'admin/status')
+    assert (response.status, response.reason) == ('rejected', 'evidence_not_in_utterance')
+    assert response.error.startswith('No operator turn with this episode and turn id')
+    assert after.memory_count == before.memory_count
+
+
+def test_an_operator_turn_with_an_observation_as_utterance_is_rejected(demo_run):
+    # A real operator turn's ids, but the text is the observation's.
+    response = demo_run.call(Remember, 'memory', 'remember', Remember.Request(
+        episode_id=demo_run.episode_id('e2'), turn_id='t4',
+        utterance='person Ada Lovelace seen', kind='fact', subject='Ada Lovelace',
+        predicate='last_seen', value='seen', evidence='person Ada Lovelace seen'))
+    assert (response.status, response.reason) == ('rejected', 'evidence_not_in_utterance')
+    assert response.error.startswith('The utterance differs from the operator turn')
 
 
 def test_autonomous_activity_leaves_memory_unchanged(ros, tmp_path):
@@ -441,7 +495,7 @@ def test_working_memory_is_lost_on_restart_while_persistent_memory_survives(ros,
         sim.spin_until(lambda: sim.processes['operator_source'].poll() == 0,
                        'the operator scenario')
         before = sim.read(WorkingMemoryShow, 'cognition', 'working_memory/show').entries
-        assert 'operator e1/t1: Ada Lovelace prefers green tea.' in before
+        assert f'operator {sim.episode_id("e1")}/t1: Ada Lovelace prefers green tea.' in before
         assert sim.stop('cognition') == 0
         assert sim.stop('memory') == 0
         sim.start('memory')
@@ -486,6 +540,51 @@ def test_demo_command_runs_the_scenario_and_exits_zero(tmp_path):
     missing = [line for line in expected if line not in lines]
     assert not missing, result.stdout
     assert lines[-1].startswith('demo complete')
+
+
+SECOND_RUN_SCENARIO = """
+[[seed.entities]]
+type = "person"
+name = "Ada Lovelace"
+aliases = ["Ada"]
+
+[[episodes]]
+name = "e1"
+[[episodes.turns]]
+id = "t1"
+text = "Ada Lovelace plays the harp."
+[[episodes.turns.calls]]
+tool = "remember"
+arguments = '''{"kind": "fact", "subject": "Ada Lovelace", "predicate": "plays",
+  "value": "the harp", "related_entity": null, "related_role": null,
+  "evidence": "Ada Lovelace plays the harp"}'''
+[[episodes.turns]]
+id = "t2"
+text = "Ada Lovelace prefers green tea."
+[[episodes.turns.calls]]
+tool = "remember"
+arguments = '''{"kind": "preference", "subject": "Ada Lovelace", "predicate": "prefers_drink",
+  "value": "green tea", "related_entity": null, "related_role": null,
+  "evidence": "Ada Lovelace prefers green tea"}'''
+"""
+
+
+def test_a_later_run_on_the_kept_database_writes_new_turns_and_finds_duplicates(tmp_path):
+    # The same episode name and turn id (e1/t1) as the first run's stored
+    # memory: with per-run episode ids it is a new turn, not one that
+    # "already wrote a memory".
+    demo_command = [simulation.executable_path('simulation_demo'), '--workdir', str(tmp_path)]
+    first = subprocess.run(demo_command, capture_output=True, text=True, timeout=300)
+    scenario_path = tmp_path / 'second.toml'
+    scenario_path.write_text(SECOND_RUN_SCENARIO)
+    second = subprocess.run([*demo_command, '--keep', '--scenario', str(scenario_path)],
+                            capture_output=True, text=True, timeout=300)
+    assert first.returncode == 0, first.stdout + first.stderr
+    assert second.returncode == 0, second.stdout + second.stderr
+    lines = second.stdout.splitlines()
+    assert '  assistant: stored MEM4' in lines, second.stdout
+    assert '  assistant: that was already stored as MEM1' in lines, second.stdout
+    assert 'already wrote' not in second.stdout
 
 
 def test_demo_does_not_remove_a_database_it_did_not_create(tmp_path):

@@ -20,9 +20,12 @@ when every rule holds, writes one fact, preference or relationship. The rules
 run in a fixed order and the first broken rule gives the one reason of the
 rejection (README.md mirrors this list as its rule table):
 
-0. invalid_proposal (the memory node, before admission: TurnProposalLog): a
-   turn that already had a proposal takes no different one; an identical
-   retry gets the answer of the first.
+0a. evidence_not_in_utterance (the memory node, before admission:
+    core/turns.py): the episode and turn ids name an operator turn the node
+    heard itself, with exactly the request's utterance.
+0b. invalid_proposal (the memory node, before admission: TurnProposalLog): a
+    turn that already had a proposal takes no different one; an identical
+    retry gets the answer of the first.
 1. invalid_tool_arguments: a required field is blank, a field is over its
    bound, or a field has the wrong type. A related field that is given
    (neither None nor '') but blank is treated as a malformed argument, not

@@ -34,6 +34,7 @@ from launch.launch_description_sources import PythonLaunchDescriptionSource
 import launch_testing
 import launch_testing.actions
 import launch_testing.asserts
+from mira_memory import scenario
 from mira_memory.cognition import HISTORY_SUBSCRIBER_QOS
 from mira_memory.msg import ToolResult
 import pytest
@@ -107,7 +108,7 @@ class TestSimulation(unittest.TestCase):
     def scenario_finished(self):
         turn_done = any(
             result.outcome == ToolResult.OUTCOME_TURN_COMPLETE
-            and (result.episode_id, result.turn_id) == LAST_OPERATOR_TURN
+            and (scenario.episode_name(result.episode_id), result.turn_id) == LAST_OPERATOR_TURN
             for result in self.results)
         autonomous_done = any(
             result.outcome == ToolResult.OUTCOME_EPISODE_COMPLETE
@@ -127,7 +128,9 @@ class TestSimulation(unittest.TestCase):
             f'scenario did not finish; results so far: {self.results}')
 
         operator = {
-            (result.episode_id, result.turn_id): (result.outcome, result.reason, result.memory_id)
+            # Episode ids are "<run id>-<name>"; the expectations use the names.
+            (scenario.episode_name(result.episode_id), result.turn_id):
+                (result.outcome, result.reason, result.memory_id)
             for result in self.remember_results(ToolResult.EPISODE_OPERATOR)
         }
         self.assertEqual(operator, EXPECTED_OPERATOR_REMEMBERS)
