@@ -1,0 +1,113 @@
+# Copyright 2026 mira_memory developers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+A real rclpy server, for the client tests, that never answers its first request.
+
+    python drop_first_server.py NAMESPACE SERVICE[,SERVICE...]
+
+Serves the memory node's services under NAMESPACE/memory with fixed,
+well-formed answers; each service named on the command line leaves its
+first request unanswered for good (a reply lost in DDS looks the same to the
+client), the others answer every request. Prints "received <service> <n>"
+for every request, flushed, so a test can count what arrived.
+"""
+
+import sys
+
+from mira_memory.msg import EntityRecord
+from mira_memory.srv import AdminEntityAdd, AdminEntityFind, AdminFind, AdminStatus
+from mira_memory.srv import RecallMemory, Remember
+import rclpy
+from rclpy.callback_groups import ReentrantCallbackGroup
+from rclpy.executors import ExternalShutdownException
+from rclpy.task import Future
+
+
+def _status(response):
+    response.success = True
+    response.enabled = True
+    response.database_path = '/fixed/answer.sqlite3'
+    response.schema_version = 1
+    return response
+
+
+def _entity(response):
+    response.success = True
+    response.entity = EntityRecord(id='ENT7', entity_type='person', canonical_name='Ada')
+    return response
+
+
+def _entities(response):
+    response.success = True
+    response.entities = [EntityRecord(id='ENT7', entity_type='person', canonical_name='Ada')]
+    return response
+
+
+def _recall(response):
+    response.status = RecallMemory.Response.STATUS_MISS
+    response.reason = RecallMemory.Response.REASON_NO_EXACT_MATCH
+    response.text = 'fixed answer'
+    return response
+
+
+def _remember(response):
+    response.status = Remember.Response.STATUS_APPLIED
+    response.outcome = Remember.Response.OUTCOME_CREATED
+    response.memory_id = 'MEM7'
+    return response
+
+
+SERVICES = {
+    'admin/status': (AdminStatus, _status),
+    'admin/entity_add': (AdminEntityAdd, _entity),
+    'admin/entity_find': (AdminEntityFind, _entities),
+    'admin/find': (AdminFind, _entities),
+    'recall_memory': (RecallMemory, _recall),
+    'remember': (Remember, _remember),
+}
+
+
+def main():
+    namespace, dropped = sys.argv[1], set(filter(None, sys.argv[2].split(',')))
+    rclpy.init()
+    node = rclpy.create_node('memory', namespace=namespace)
+    # Reentrant: a request left waiting forever must not block the next ones.
+    group = ReentrantCallbackGroup()
+    received = {}
+    never = Future()
+
+    def serve(service, answer):
+        async def callback(request, response):
+            received[service] = received.get(service, 0) + 1
+            print(f'received {service} {received[service]}', flush=True)
+            if service in dropped and received[service] == 1:
+                await never
+            return answer(response)
+        return callback
+
+    for service, (service_type, answer) in SERVICES.items():
+        node.create_service(service_type, f'~/{service}', serve(service, answer),
+                            callback_group=group)
+    print('ready', flush=True)
+    try:
+        rclpy.spin(node)
+    except (KeyboardInterrupt, ExternalShutdownException):
+        pass
+    finally:
+        rclpy.try_shutdown()
+
+
+if __name__ == '__main__':
+    main()
