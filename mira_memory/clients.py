@@ -31,7 +31,13 @@ recall, the admin reads, remember (a repeated remember answers
 applied/duplicate with the same MEM id, never a second row) and the
 working-memory show - is sent a second time when no reply came within
 RESEND_AFTER_SEC (at most half the time left), inside the same deadline.
-Both requests stay pending and whichever reply comes first is the answer.
+Both requests stay pending and whichever reply comes first is the answer,
+except a store failure (backend_failure, unavailable) while the other
+request is still out: a store failure can be transient, so the other
+request may yet succeed - and for remember it may write. The call then
+waits for the other reply; if none comes by the deadline, a read answers
+the failure, and remember answers nothing (None), since whether the other
+request wrote is unknown: "rejected" must confirm that nothing was written.
 Writes that are not idempotent (entity_add, alias_add, add, and any service
 not listed here) are sent once: repeating them could write twice. Working
 memory clear is idempotent in effect, but its reply counts what it dropped,
@@ -50,6 +56,15 @@ RESENDABLE_SERVICE_TYPES = frozenset({
     'WorkingMemoryShow',
     'Trigger',
 })
+# Of those, the ones that write: their outcome is unknown while a resent request is out.
+RESENDABLE_WRITES = frozenset({'Remember'})
+
+
+def _store_failed(response):
+    """Return True for a reply that says the memory store failed (possibly for a moment)."""
+    return (getattr(response, 'reason', '') == 'backend_failure'
+            or getattr(response, 'status', '') == 'unavailable'
+            or getattr(response, 'error_code', '') == 'backend_failure')
 
 
 def resendable(client):
@@ -69,29 +84,39 @@ def wait_until(executor, condition, deadline):
 
 def call(executor, client, request, deadline, *, resend=None):
     """
-    Send request and return the first response, or None when none came by deadline.
+    Send request and return its response, or None when none came by deadline.
 
     deadline is a time.monotonic() value; the service should already be
     available (see wait_until with client.service_is_ready). resend=None
     resends once when the service type is resendable(); True or False decides
-    explicitly. Call it outside any callback: it spins executor, whose node
-    owns client.
+    explicitly (which reply answers a resent call: see the module docstring).
+    Call it outside any callback: it spins executor, whose node owns client.
     """
     if resend is None:
         resend = resendable(client)
+    writes = client.srv_type.__name__ in RESENDABLE_WRITES
     futures = [client.call_async(request)]
     resend_at = None
     if resend:
         resend_at = time.monotonic() + min(
             RESEND_AFTER_SEC, max(deadline - time.monotonic(), 0.0) / 2)
+    failure = None
     try:
         while True:
-            for future in futures:
-                if future.done():
-                    return future.result()
+            replies = [future.result() for future in futures if future.done()]
+            if replies:
+                answers = [reply for reply in replies if not _store_failed(reply)]
+                futures = [future for future in futures if not future.done()]
+                if answers:
+                    return answers[0]
+                failure = failure or replies[0]
+                if not futures:
+                    return failure
+                # A store failure while the resent request is out: wait for that one.
+                resend_at = None
             now = time.monotonic()
             if now >= deadline or not executor.context.ok():
-                return None
+                return None if writes or failure is None else failure
             if resend_at is not None and now >= resend_at:
                 # The first request stays pending: a late first reply still counts.
                 futures.append(client.call_async(request))

@@ -15,12 +15,14 @@
 """
 A real rclpy server, for the client tests, that never answers its first request.
 
-    python drop_first_server.py NAMESPACE SERVICE[,SERVICE...]
+    python drop_first_server.py NAMESPACE DROPPED[,...] [SLOW_FAILURE[,...]]
 
 Serves the memory node's services under NAMESPACE/memory with fixed,
-well-formed answers; each service named on the command line leaves its
-first request unanswered for good (a reply lost in DDS looks the same to the
-client), the others answer every request. Prints "received <service> <n>"
+well-formed answers; each DROPPED service leaves its first request
+unanswered for good (a reply lost in DDS looks the same to the client); each
+SLOW_FAILURE service answers its first request after 2 s with a store
+failure (as a store blocked by a lock does), the others answer every
+request. Prints "received <service> <n>"
 for every request, flushed, so a test can count what arrived.
 """
 
@@ -62,6 +64,12 @@ def _recall(response):
     return response
 
 
+def _remember_failed(response):
+    response.status = Remember.Response.STATUS_REJECTED
+    response.reason = Remember.Response.REASON_BACKEND_FAILURE
+    return response
+
+
 def _remember(response):
     response.status = Remember.Response.STATUS_APPLIED
     response.outcome = Remember.Response.OUTCOME_CREATED
@@ -78,9 +86,13 @@ SERVICES = {
     'remember': (Remember, _remember),
 }
 
+FAILURES = {'remember': _remember_failed}
+SLOW_FAILURE_SEC = 2.0
+
 
 def main():
     namespace, dropped = sys.argv[1], set(filter(None, sys.argv[2].split(',')))
+    slow_failures = set(filter(None, (sys.argv[3] if len(sys.argv) > 3 else '').split(',')))
     rclpy.init()
     node = rclpy.create_node('memory', namespace=namespace)
     # Reentrant: a request left waiting forever must not block the next ones.
@@ -88,12 +100,21 @@ def main():
     received = {}
     never = Future()
 
+    async def sleep(seconds):
+        done = Future()
+        timer = node.create_timer(seconds, lambda: done.set_result(None), callback_group=group)
+        await done
+        node.destroy_timer(timer)
+
     def serve(service, answer):
         async def callback(request, response):
             received[service] = received.get(service, 0) + 1
             print(f'received {service} {received[service]}', flush=True)
             if service in dropped and received[service] == 1:
                 await never
+            if service in slow_failures and received[service] == 1:
+                await sleep(SLOW_FAILURE_SEC)
+                return FAILURES[service](response)
             return answer(response)
         return callback
 

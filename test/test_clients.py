@@ -38,13 +38,14 @@ SERVER = pathlib.Path(__file__).with_name('drop_first_server.py')
 class DropFirstServer:
     """drop_first_server.py as a real process."""
 
-    def __init__(self, directory, dropped):
+    def __init__(self, directory, dropped, slow_failures=()):
         self.namespace = unique_namespace('drop')
         self.prefix = f'{self.namespace}/memory'
         self.log_path = directory / f'server_{self.namespace.strip("/")}.log'
         self._log = open(self.log_path, 'w')
         self.process = subprocess.Popen(
-            [sys.executable, str(SERVER), self.namespace, ','.join(dropped)],
+            [sys.executable, str(SERVER), self.namespace, ','.join(dropped),
+             ','.join(slow_failures)],
             stdout=self._log, stderr=subprocess.STDOUT, text=True, start_new_session=True)
         deadline = time.monotonic() + 30
         while 'ready' not in self.output():
@@ -71,8 +72,8 @@ class DropFirstServer:
 def server(tmp_path, ros):
     started = []
 
-    def start(*dropped):
-        started.append(DropFirstServer(tmp_path, dropped))
+    def start(*dropped, slow_failures=()):
+        started.append(DropFirstServer(tmp_path, dropped, slow_failures))
         return started[-1]
 
     yield start
@@ -94,6 +95,18 @@ def test_test_client_resends_read_only_and_idempotent_calls(ros, server):
     # The first of each was left unanswered; the resent one was answered.
     assert [drop.received(name) for name in ('recall_memory', 'remember', 'admin/find')] == [
         2, 2, 2]
+
+
+def test_a_remember_resent_during_a_slow_store_failure_answers_what_the_resend_did(
+        ros, server):
+    # The first remember is slow (1 s passes: it is resent) and fails in the store;
+    # the resent one is admitted. Answering the failure would say "rejected"
+    # for a request whose twin wrote.
+    from mira_memory.srv import Remember
+    drop = server(slow_failures=('remember',))
+    remembered = ros.call(Remember, f'{drop.prefix}/remember', Remember.Request())
+    assert (remembered.status, remembered.memory_id) == ('applied', 'MEM7')
+    assert drop.received('remember') == 2
 
 
 def test_a_write_that_is_not_idempotent_is_sent_once(ros, server):
