@@ -495,7 +495,8 @@ def interleaved(run, benches):
     for bench, series in pairs:
         client = bench.clients[workload.service_kind(series)]
         for n in range(warmup):
-            workload.call(executor, client, loads[bench.label].request(series, n), CALL_TIMEOUT_S)
+            workload.call_series(
+                series, executor, client, loads[bench.label].request(series, n), CALL_TIMEOUT_S)
     order = list(pairs)
     shuffler = random.Random(settings['seed'])
     previous = None
@@ -504,8 +505,9 @@ def interleaved(run, benches):
         for pair in order:
             bench, series = pair
             request = loads[bench.label].request(series, warmup + iteration)
-            elapsed, response = workload.call(
-                executor, bench.clients[workload.service_kind(series)], request, CALL_TIMEOUT_S)
+            elapsed, response = workload.call_series(
+                series, executor, bench.clients[workload.service_kind(series)], request,
+                CALL_TIMEOUT_S)
             same_node, previous = previous is bench, bench
             if response is None:
                 outcomes[pair]['timeout'] += 1
