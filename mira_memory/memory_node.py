@@ -309,8 +309,10 @@ class MemoryNode(Node):
                 if self._store is not None:
                     self._require_database_in_place()
                 handler(request, response)
-                if self._store is not None:
-                    # After a write's commit, before its answer (see _database_in_place).
+                if self._store is not None and not self._database_in_place():
+                    # After a write's commit, before its answer (see _database_in_place):
+                    # nothing of what the handler filled in is answered.
+                    response = type(response)()
                     self._require_database_in_place()
             except store.StoreError as error:
                 responses.fill_admin_error(response, error)

@@ -205,3 +205,65 @@ def test_diagnostics_of_a_disabled_node(memory_node, ros):
     status = diagnostics(ros, '', lambda status: status.name == 'memory: persistent memory')
     assert status.level == status.OK and status.message == 'persistent memory is disabled'
     assert node.stop() == 0
+
+
+# The check after the commit (in process: the file must vanish between the
+# commit and the reply, which no outside process can time) -----------------------
+
+
+@pytest.fixture
+def node_in_process(tmp_path):
+    import rclpy
+    from rclpy.parameter import Parameter
+    from mira_memory.memory_node import MemoryNode
+    context = rclpy.Context()
+    rclpy.init(context=context)
+    database = tmp_path / 'db' / 'memory.sqlite3'
+    node = MemoryNode(context=context, parameter_overrides=[
+        Parameter('enabled', value=True), Parameter('database_path', value=str(database)),
+        Parameter('robot_profile', value='Mira')])
+    node.database_path = database
+    yield node
+    node.destroy_node()
+    rclpy.try_shutdown(context=context)
+
+
+def test_a_remember_committed_as_the_file_vanishes_is_not_acknowledged(
+        node_in_process, monkeypatch):
+    from mira_memory.core import admission
+    node = node_in_process
+    add = node._admin_callback('entity_add', node._admin_entity_add)
+    added = add(srv.AdminEntityAdd.Request(entity_type='person', canonical_name='Ada Lovelace'),
+                srv.AdminEntityAdd.Response())
+    assert added.success, added.message
+    admit = admission.admit
+    committed = []
+
+    def admit_then_vanish(*args, **kwargs):
+        result = admit(*args, **kwargs)
+        committed.append(result)
+        os.unlink(node.database_path)
+        return result
+
+    monkeypatch.setattr(admission, 'admit', admit_then_vanish)
+    request = srv.Remember.Request(
+        episode_id='e1', turn_id='t1', utterance=UTTERANCE, kind='preference',
+        subject='Ada Lovelace', predicate='prefers_drink', value='green tea',
+        evidence=UTTERANCE.rstrip('.'))
+    answer = node._on_remember(request, srv.Remember.Response())
+    assert [(result.status, result.outcome) for result in committed] == [('applied', 'created')]
+    assert (answer.status, answer.reason, answer.memory_id) == ('rejected', 'backend_failure', '')
+
+
+def test_an_admin_write_committed_as_the_file_vanishes_is_not_acknowledged(node_in_process):
+    node = node_in_process
+
+    def add_then_vanish(request, response):
+        node._admin_entity_add(request, response)
+        os.rename(node.database_path, node.database_path.with_name('moved.sqlite3'))
+
+    add = node._admin_callback('entity_add', add_then_vanish)
+    answer = add(srv.AdminEntityAdd.Request(entity_type='person', canonical_name='Ada Lovelace'),
+                 srv.AdminEntityAdd.Response())
+    assert (answer.success, answer.error_code, answer.entity.id) == (
+        False, 'backend_failure', '')
