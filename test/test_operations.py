@@ -221,7 +221,8 @@ def node_in_process(tmp_path):
     database = tmp_path / 'db' / 'memory.sqlite3'
     node = MemoryNode(context=context, parameter_overrides=[
         Parameter('enabled', value=True), Parameter('database_path', value=str(database)),
-        Parameter('robot_profile', value='Mira')])
+        Parameter('robot_profile', value='Mira'),
+        Parameter('require_observed_turns', value=False)])
     node.database_path = database
     yield node
     node.destroy_node()
