@@ -37,6 +37,7 @@ import shlex
 import sys
 import time
 
+from mira_memory import clients
 from mira_memory.core import store
 from mira_memory.msg import MemoryLink
 from mira_memory.srv import AdminAdd, AdminAliasAdd, AdminEntityAdd, AdminEntityFind
@@ -415,13 +416,10 @@ class Session:
         service_type, service = SETTLE_SERVICES[kind]
         client = self._client(service_type, f'{target.rstrip("/")}/{service}')
         while time.monotonic() < deadline:
-            future = client.call_async(service_type.Request())
-            self.executor.spin_until_future_complete(
-                future, timeout_sec=min(SETTLE_ATTEMPT_SEC, max(0.0, deadline - time.monotonic())))
-            if future.done():
+            attempt = min(time.monotonic() + SETTLE_ATTEMPT_SEC, deadline)
+            if clients.call(self.executor, client, service_type.Request(), attempt) is not None:
                 self._settled.add(kind)
                 return
-            client.remove_pending_request(future)
 
     def call(self, command, request):
         """Call the command's service and return the response; raise CallError."""
@@ -435,15 +433,12 @@ class Session:
             raise CallError(f'no {command.target} node answered at {target} within {timeout} s')
         if command.target not in self._settled:
             self._settle(command.target, target, deadline)
-        future = client.call_async(request)
-        self.executor.spin_until_future_complete(
-            future, timeout_sec=max(0.0, deadline - time.monotonic()))
-        if not future.done():
-            client.remove_pending_request(future)
+        response = clients.call(self.executor, client, request, deadline)
+        if response is None:
             raise CallError(
                 f'the {command.target} node at {target} did not answer {name} '
                 f'within {timeout} s')
-        return future.result()
+        return response
 
     def close(self):
         """Destroy the node and shut the private context down."""
