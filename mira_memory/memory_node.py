@@ -28,16 +28,19 @@ Every callback answers through its response: no exception leaves one.
 """
 
 import sys
+import threading
 
 from mira_memory import node_runner, responses
-from mira_memory.core import admission, config, recall, store
+from mira_memory.core import admission, archive, config, recall, store
 from mira_memory.core.normalize import has_control_characters
 from mira_memory.srv import AdminAdd, AdminAliasAdd, AdminEntityAdd, AdminEntityFind
+from mira_memory.srv import AdminBackup, AdminExport, AdminForget, AdminRetire
 from mira_memory.srv import AdminFind, AdminList, AdminShow, AdminStatus
 from mira_memory.srv import RecallMemory, Remember
 from rcl_interfaces.msg import ParameterDescriptor, ParameterType, SetParametersResult
 from rclpy.exceptions import ParameterException
 from rclpy.node import Node
+from rclpy.task import Future
 
 FIND_MEMORY_LIMIT = 100
 LIST_MEMORY_LIMIT = 1000
@@ -51,6 +54,9 @@ class MemoryNode(Node):
         super().__init__('memory', **kwargs)
         self._store = None
         self._reader = None
+        # At most one backup or export runs, in its own thread (see _copy_callback).
+        self._copy_thread = None
+        self._copy_wakeup = self.create_guard_condition(lambda: None)
         try:
             self._declare_parameters()
         except ParameterException as error:
@@ -61,6 +67,11 @@ class MemoryNode(Node):
             self._open_store(self.settings.database_path)
             self.create_service(RecallMemory, '~/recall_memory', self._on_recall)
             self.create_service(Remember, '~/remember', self._on_remember)
+        for service_type, command, work in ((AdminBackup, 'backup', archive.backup),
+                                            (AdminExport, 'export', archive.export)):
+            self.create_service(
+                service_type, f'~/admin/{command}', self._copy_callback(command, work))
+        # admin/list comes last: once it is in the graph, every admin service is.
         admin = (
             (AdminStatus, 'status', self._admin_status),
             (AdminEntityAdd, 'entity_add', self._admin_entity_add),
@@ -69,6 +80,8 @@ class MemoryNode(Node):
             (AdminFind, 'find', self._admin_find),
             (AdminAdd, 'add', self._admin_add),
             (AdminShow, 'show', self._admin_show),
+            (AdminRetire, 'retire', self._admin_retire),
+            (AdminForget, 'forget', self._admin_forget),
             (AdminList, 'list', self._admin_list),
         )
         for service_type, command, handler in admin:
@@ -150,6 +163,9 @@ class MemoryNode(Node):
 
     def close(self):
         """Close the store once (idempotent); call after spinning has stopped."""
+        if self._copy_thread is not None:
+            # A backup or export in flight finishes (or cleans up) first.
+            self._copy_thread.join()
         for handle in (self._reader, self._store):
             if handle is not None:
                 handle.close()
@@ -272,6 +288,7 @@ class MemoryNode(Node):
         memory, payloads = self._store.get_memory(store.parse_memory_id(request.memory_id))
         response.memory = responses.memory_message(memory)
         response.payloads = [responses.payload_record(payload) for payload in payloads]
+        responses.fill_retirement(response, memory)
         responses.fill_admin_success(response, store.format_memory_id(memory.id))
 
     def _admin_list(self, request, response):
@@ -279,6 +296,69 @@ class MemoryNode(Node):
         memories, truncated = self._store.newest_active_memories(entity.id, LIST_MEMORY_LIMIT)
         response.entity = responses.entity_record(entity, memories, truncated)
         responses.fill_admin_success(response, f'{len(memories)} active memories')
+
+    def _admin_retire(self, request, response):
+        memory = self._store.retire_memory(
+            store.parse_memory_id(request.memory_id), request.reason)
+        response.memory = responses.memory_message(memory)
+        responses.fill_retirement(response, memory)
+        responses.fill_admin_success(
+            response, f'retired {store.format_memory_id(memory.id)}')
+
+    def _admin_forget(self, request, response):
+        if self._copy_thread is not None:
+            # The copy's read snapshot would keep the text in the WAL.
+            raise store.BusyError('a backup or export is running; forget when it is done')
+        target = request.target
+        if target.startswith('ENT'):
+            plan = self._store.forget_entity(
+                store.parse_entity_id(target), apply=request.confirm)
+        else:
+            plan = self._store.forget_memory(
+                store.parse_memory_id(target), apply=request.confirm)
+        responses.fill_forget(response, plan)
+
+    def _copy_callback(self, command, work):
+        """
+        Serve backup or export without holding up the node's other requests.
+
+        The copy runs in a thread with its own read-only connection (one
+        snapshot; WAL readers never block the writer), while this coroutine
+        waits on a future, so the executor keeps serving recall, remember and
+        admin in the meantime. The thread wakes the executor when done.
+        """
+        async def callback(request, response):
+            if self._store is None:
+                return responses.fill_admin_disabled(response)
+            if self._copy_thread is not None:
+                return responses.fill_admin_error(
+                    response, store.BusyError('another backup or export is running'))
+            done = Future(executor=self.executor)
+            outcome = {}
+
+            def run():
+                try:
+                    outcome['result'] = work(
+                        str(self._store.path), request.path, force=request.force)
+                except Exception as error:  # answered below, never raised into the executor
+                    outcome['error'] = error
+                done.set_result(True)
+                self._copy_wakeup.trigger()
+
+            self._copy_thread = threading.Thread(target=run, name=f'memory-{command}')
+            self._copy_thread.start()
+            try:
+                await done
+            finally:
+                self._copy_thread.join()
+                self._copy_thread = None
+            error = outcome.get('error')
+            if error is None:
+                return responses.fill_copy(response, outcome['result'], command)
+            if not isinstance(error, store.StoreError):
+                self.get_logger().error(f'admin {command} failed: {error!r}')
+            return responses.fill_admin_error(response, error)
+        return callback
 
 
 def main(args=None):
