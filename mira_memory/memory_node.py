@@ -28,7 +28,6 @@ Every callback answers through its response: no exception leaves one.
 """
 
 import sys
-import threading
 
 from mira_memory import node_runner, responses
 from mira_memory.core import admission, archive, config, recall, store
@@ -40,7 +39,6 @@ from mira_memory.srv import RecallMemory, Remember
 from rcl_interfaces.msg import ParameterDescriptor, ParameterType, SetParametersResult
 from rclpy.exceptions import ParameterException
 from rclpy.node import Node
-from rclpy.task import Future
 
 FIND_MEMORY_LIMIT = 100
 LIST_MEMORY_LIMIT = 1000
@@ -54,9 +52,6 @@ class MemoryNode(Node):
         super().__init__('memory', **kwargs)
         self._store = None
         self._reader = None
-        # At most one backup or export runs, in its own thread (see _copy_callback).
-        self._copy_thread = None
-        self._copy_wakeup = self.create_guard_condition(lambda: None)
         try:
             self._declare_parameters()
         except ParameterException as error:
@@ -163,9 +158,6 @@ class MemoryNode(Node):
 
     def close(self):
         """Close the store once (idempotent); call after spinning has stopped."""
-        if self._copy_thread is not None:
-            # A backup or export in flight finishes (or cleans up) first.
-            self._copy_thread.join()
         for handle in (self._reader, self._store):
             if handle is not None:
                 handle.close()
@@ -306,9 +298,6 @@ class MemoryNode(Node):
             response, f'retired {store.format_memory_id(memory.id)}')
 
     def _admin_forget(self, request, response):
-        if self._copy_thread is not None:
-            # The copy's read snapshot would keep the text in the WAL.
-            raise store.BusyError('a backup or export is running; forget when it is done')
         target = request.target
         if target.startswith('ENT'):
             plan = self._store.forget_entity(
@@ -320,46 +309,22 @@ class MemoryNode(Node):
 
     def _copy_callback(self, command, work):
         """
-        Serve backup or export without holding up the node's other requests.
+        Serve backup or export through its own read-only snapshot connection.
 
-        The copy runs in a thread with its own read-only connection (one
-        snapshot; WAL readers never block the writer), while this coroutine
-        waits on a future, so the executor keeps serving recall, remember and
-        admin in the meantime. The thread wakes the executor when done.
+        The copy runs inside the callback: the executor waits for it (the
+        threaded version did not get its reply out; see the report of issue 13).
         """
-        async def callback(request, response):
+        def callback(request, response):
             if self._store is None:
                 return responses.fill_admin_disabled(response)
-            if self._copy_thread is not None:
-                return responses.fill_admin_error(
-                    response, store.BusyError('another backup or export is running'))
-            done = Future(executor=self.executor)
-            outcome = {}
-
-            def run():
-                try:
-                    outcome['result'] = work(
-                        str(self._store.path), request.path, force=request.force)
-                except Exception as error:  # answered below, never raised into the executor
-                    outcome['error'] = error
-                done.set_result(True)
-                self._copy_wakeup.trigger()
-
-            self._copy_thread = threading.Thread(target=run, name=f'memory-{command}')
-            self._copy_thread.start()
             try:
-                await done
-            finally:
-                self._copy_thread.join()
-                self._copy_thread = None
-            error = outcome.get('error')
-            if error is None:
-                return responses.fill_copy(response, outcome['result'], command)
-            if not isinstance(error, store.StoreError):
-                self.get_logger().error(f'admin {command} failed: {error!r}')
-            return responses.fill_admin_error(response, error)
+                result = work(str(self._store.path), request.path, force=request.force)
+            except Exception as error:  # never let a callback raise into the executor
+                if not isinstance(error, store.StoreError):
+                    self.get_logger().error(f'admin {command} failed: {error!r}')
+                return responses.fill_admin_error(response, error)
+            return responses.fill_copy(response, result, command)
         return callback
-
 
 def main(args=None):
     """Run the memory node until SIGINT/SIGTERM; exit 1 if it cannot start."""
