@@ -326,6 +326,7 @@ class MemoryNode(Node):
             return responses.fill_copy(response, result, command)
         return callback
 
+
 def main(args=None):
     """Run the memory node until SIGINT/SIGTERM; exit 1 if it cannot start."""
     return node_runner.run(MemoryNode, 'memory', args)

@@ -17,7 +17,6 @@
 
 import json
 import os
-import pathlib
 import sqlite3
 import subprocess
 import sys
@@ -384,8 +383,8 @@ def test_import_into_an_empty_existing_file_keeps_it_empty_on_refusal(tmp_path):
     bad.write_text('{"type": "header"}\n')
     code, _, err = import_into(target, bad)
     assert code == 1 and 'line 1:' in err
-    assert target.read_bytes() == b'' and sorted(os.listdir(tmp_path)) == ['bad.jsonl',
-                                                                            'new.sqlite3']
+    assert target.read_bytes() == b''
+    assert sorted(os.listdir(tmp_path)) == ['bad.jsonl', 'new.sqlite3']
 
 
 def test_import_usage_errors_exit_2(tmp_path):
