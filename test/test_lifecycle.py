@@ -65,7 +65,7 @@ def add_secret_entity(store):
         kind='fact', summary=SECRET_SUMMARY, links=((entity.id, 'subject'),),
         predicate='hides', value=SECRET_VALUE))
     store._conn.execute(
-        "INSERT INTO payloads (memory_id, storage, media_type, text_body, created_at)"
+        'INSERT INTO payloads (memory_id, storage, media_type, text_body, created_at)'
         " VALUES (?, 'inline', 'text/plain', ?, '2026-01-02T03:04:05Z')",
         (memory.id, SECRET_PAYLOAD_ONLY))
     return entity, memory

@@ -77,7 +77,7 @@ def _absolute_target(path, force):
     target = pathlib.Path(path)
     if not target.is_absolute():
         raise InvalidInputError('the target path must be absolute (it is resolved by the node,'
-                                ' not by the caller\'s working directory)')
+                                " not by the caller's working directory)")
     if not target.parent.is_dir():
         raise InvalidInputError('the target directory does not exist: %s' % target.parent)
     if target.is_dir():
@@ -198,8 +198,7 @@ def _line(record):
 
 
 def _sequences(conn):
-    return {name: seq for name, seq in conn.execute(
-        'SELECT name, seq FROM sqlite_sequence ORDER BY name')}
+    return dict(conn.execute('SELECT name, seq FROM sqlite_sequence ORDER BY name'))
 
 
 def export(source, target, *, force=False):
@@ -267,7 +266,7 @@ def _expect_fields(number, record, kind):
 
 
 def _canonical(number, field, value, function):
-    """Stored values must already be in the store's own normal form."""
+    """Require a stored value to be in the store's own normal form already."""
     if value is None:
         return None
     try:
@@ -515,4 +514,3 @@ def import_export(database, lines):
         raise
     finally:
         conn.close()
-
