@@ -50,11 +50,12 @@ import time
 
 from mira_memory import diagnostics, node_runner, responses
 from mira_memory.cognition import LIVE_SUBSCRIBER_QOS, UTTERANCE_TOPIC
-from mira_memory.core import admission, config, health, ownership, recall, store, turns
+from mira_memory.core import admission, archive, config, health, ownership, recall, store, turns
 from mira_memory.core.normalize import has_forbidden_characters
 from mira_memory.core.turn_proposals import TurnProposalLog
 from mira_memory.msg import OperatorUtterance
 from mira_memory.srv import AdminAdd, AdminAliasAdd, AdminEntityAdd, AdminEntityFind
+from mira_memory.srv import AdminBackup, AdminExport, AdminForget, AdminRetire
 from mira_memory.srv import AdminFind, AdminList, AdminShow, AdminStatus
 from mira_memory.srv import RecallMemory, Remember
 from rcl_interfaces.msg import ParameterDescriptor, ParameterType, SetParametersResult
@@ -101,6 +102,11 @@ class MemoryNode(Node):
             self, 'persistent memory',
             str(self.settings.database_path) if self.settings.enabled else '',
             self._diagnostic_report)
+        for service_type, command, work in ((AdminBackup, 'backup', archive.backup),
+                                            (AdminExport, 'export', archive.export)):
+            self.create_service(
+                service_type, f'~/admin/{command}', self._copy_callback(command, work))
+        # admin/list comes last: once it is in the graph, every admin service is.
         admin = (
             (AdminStatus, 'status', self._admin_status),
             (AdminEntityAdd, 'entity_add', self._admin_entity_add),
@@ -109,6 +115,8 @@ class MemoryNode(Node):
             (AdminFind, 'find', self._admin_find),
             (AdminAdd, 'add', self._admin_add),
             (AdminShow, 'show', self._admin_show),
+            (AdminRetire, 'retire', self._admin_retire),
+            (AdminForget, 'forget', self._admin_forget),
             (AdminList, 'list', self._admin_list),
         )
         for service_type, command, handler in admin:
@@ -523,6 +531,7 @@ class MemoryNode(Node):
         memory, payloads = self._store.get_memory(store.parse_memory_id(request.memory_id))
         response.memory = responses.memory_message(memory)
         response.payloads = [responses.payload_record(payload) for payload in payloads]
+        responses.fill_retirement(response, memory)
         responses.fill_admin_success(response, store.format_memory_id(memory.id))
 
     def _admin_list(self, request, response):
@@ -530,6 +539,47 @@ class MemoryNode(Node):
         memories, truncated = self._store.newest_active_memories(entity.id, LIST_MEMORY_LIMIT)
         response.entity = responses.entity_record(entity, memories, truncated)
         responses.fill_admin_success(response, f'{len(memories)} active memories')
+
+    def _admin_retire(self, request, response):
+        memory = self._store.retire_memory(
+            store.parse_memory_id(request.memory_id), request.reason)
+        self._health.wrote(active_memories=-1)
+        response.memory = responses.memory_message(memory)
+        responses.fill_retirement(response, memory)
+        responses.fill_admin_success(
+            response, f'retired {store.format_memory_id(memory.id)}')
+
+    def _admin_forget(self, request, response):
+        target = request.target
+        if target.startswith('ENT'):
+            plan = self._store.forget_entity(
+                store.parse_entity_id(target), apply=request.confirm)
+        else:
+            plan = self._store.forget_memory(
+                store.parse_memory_id(target), apply=request.confirm)
+        if request.confirm:
+            # A forget may remove any number of rows of every kind: count afresh.
+            self._health.set_counts(self._store.counts())
+        responses.fill_forget(response, plan)
+
+    def _copy_callback(self, command, work):
+        """
+        Serve backup or export through its own read-only snapshot connection.
+
+        The copy runs inside the callback: the executor waits for it (the
+        threaded version did not get its reply out; see the report of issue 13).
+        """
+        def callback(request, response):
+            if self._store is None:
+                return responses.fill_admin_disabled(response)
+            try:
+                result = work(str(self._store.path), request.path, force=request.force)
+            except Exception as error:  # never let a callback raise into the executor
+                if not isinstance(error, store.StoreError):
+                    self.get_logger().error(f'admin {command} failed: {error!r}')
+                return responses.fill_admin_error(response, error)
+            return responses.fill_copy(response, result, command)
+        return callback
 
 
 def _file_size(path):
