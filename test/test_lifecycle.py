@@ -247,11 +247,14 @@ def test_backup_refuses_bad_targets(store, target):
         archive.backup(str(store.path), target)
 
 
-def test_backup_refuses_the_database_itself(store):
-    with pytest.raises((InvalidInputError, TargetExistsError)):
-        archive.backup(str(store.path), str(store.path), force=True)
-    with pytest.raises(InvalidInputError):
-        archive.backup(str(store.path), str(store.path) + '-wal', force=True)
+@pytest.mark.parametrize('copy', [archive.backup, archive.export])
+@pytest.mark.parametrize('force', [False, True])
+@pytest.mark.parametrize('suffix', ['', '-wal'])
+def test_copies_refuse_the_database_itself_and_never_offer_force(store, copy, force, suffix):
+    before = store.path.read_bytes()
+    with pytest.raises(InvalidInputError, match='^the target is the database itself$'):
+        copy(str(store.path), str(store.path) + suffix, force=force)
+    assert store.path.read_bytes() == before
 
 
 def test_backup_is_the_snapshot_of_its_start_while_the_store_keeps_writing(store, ada, tmp_path):

@@ -45,8 +45,9 @@ EXPORT_FORMAT = 'mira_memory export'
 # I/O, large enough that a 400 MB store needs no more than a few thousand steps.
 BACKUP_PAGES_PER_STEP = 1024
 # SQLite virtual machine instructions between two should_stop() checks while
-# counting rows or checking integrity (about a millisecond of work).
-STOP_CHECK_INSTRUCTIONS = 100000
+# counting rows or checking integrity: about 10 ms of work, so the check (which
+# takes the GIL from the node's executor thread) runs about 100 times a second.
+STOP_CHECK_INSTRUCTIONS = 1_000_000
 EXPORT_STOP_CHECK_ROWS = 1000
 RECORD_TYPES = ('entity', 'alias', 'memory', 'link', 'payload')
 # Header count names per record type (the store's counts() names).
@@ -78,7 +79,7 @@ _FIELDS = {
 }
 
 
-def _absolute_target(path, force):
+def _absolute_target(source, path, force):
     if not isinstance(path, str) or not path:
         raise InvalidInputError('the target path is empty')
     target = pathlib.Path(path)
@@ -89,6 +90,9 @@ def _absolute_target(path, force):
         raise InvalidInputError('the target directory does not exist: %s' % target.parent)
     if target.is_dir():
         raise InvalidInputError('the target is a directory: %s' % target)
+    # Before the exists check: its answer suggests --force, which must
+    # never be offered for the database itself.
+    _check_target(source, target)
     if target.exists() and not force:
         raise TargetExistsError('%s exists; give --force to replace it' % target)
     return target
@@ -179,8 +183,7 @@ def backup(source, target, *, force=False, pages=BACKUP_PAGES_PER_STEP, progress
     SQLite releases the GIL during each step, so other Python threads run
     while the pages are copied.
     """
-    target = _absolute_target(target, force)
-    _check_target(source, target)
+    target = _absolute_target(source, target, force)
     partial = partial_path(target)
 
     def step_done(status, remaining, total):
@@ -255,8 +258,7 @@ def export(source, target, *, force=False, should_stop=_never):
     one JSON object per line with sorted keys. Derived keys (name_key,
     alias_key, value_key) are left out: import computes them again.
     """
-    target = _absolute_target(target, force)
-    _check_target(source, target)
+    target = _absolute_target(source, target, force)
     partial = partial_path(target)
     try:
         with _closing(_snapshot_connection(source, should_stop)) as src:
