@@ -517,7 +517,7 @@ def interleaved(run, benches):
             request = loads[bench.label].request(series, n)
             if workload.service_kind(series) == 'remember':
                 bench.say(request)
-            workload.call(executor, client, request, CALL_TIMEOUT_S)
+            workload.call_series(series, executor, client, request, CALL_TIMEOUT_S)
     order = list(pairs)
     shuffler = random.Random(settings['seed'])
     previous = None
@@ -530,8 +530,9 @@ def interleaved(run, benches):
                 # Published just before the call, outside the timed round trip:
                 # the node may still have to wait for it, as with real cognition.
                 bench.say(request)
-            elapsed, response = workload.call(
-                executor, bench.clients[workload.service_kind(series)], request, CALL_TIMEOUT_S)
+            elapsed, response = workload.call_series(
+                series, executor, bench.clients[workload.service_kind(series)], request,
+                CALL_TIMEOUT_S)
             same_node, previous = previous is bench, bench
             if response is None:
                 outcomes[pair]['timeout'] += 1

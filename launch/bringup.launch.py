@@ -19,7 +19,9 @@ Robot bringup: the memory node, /mira/memory by default.
     ros2 launch mira_memory bringup.launch.py database_path:=/var/lib/mira/memory.sqlite3
 
 Parameters come from params_file (config/memory.yaml by default) and then
-from the launch arguments, which win.
+from the launch arguments, which win. When the memory node exits with an
+error (a database it cannot open, one another node owns), the whole launch
+stops and `ros2 launch` exits 1 (mira_memory.launching).
 """
 
 import os
@@ -31,6 +33,7 @@ from launch.actions import DeclareLaunchArgument
 from launch.substitutions import LaunchConfiguration
 from launch_ros.actions import Node
 from launch_ros.parameter_descriptions import ParameterValue
+from mira_memory import launching
 
 
 def default_database_path():
@@ -86,4 +89,5 @@ def generate_launch_description():
         arguments=['--ros-args', '--log-level', LaunchConfiguration('log_level')],
         output='screen',
     )
-    return LaunchDescription([*arguments, memory_node])
+    return LaunchDescription(
+        [*arguments, memory_node, launching.stop_launch_on_failure(memory_node)])

@@ -30,7 +30,7 @@ import tempfile
 from launch import LaunchDescription
 from launch.actions import DeclareLaunchArgument, OpaqueFunction
 from launch.substitutions import LaunchConfiguration
-from mira_memory import simulation
+from mira_memory import launching, simulation
 
 
 def _database_path(context):
@@ -39,7 +39,8 @@ def _database_path(context):
         # Made only when the nodes start, so --show-args or a given path leave
         # no empty temporary directory behind.
         return os.path.join(tempfile.mkdtemp(prefix='mira_simulation_'), 'memory.sqlite3')
-    return os.path.abspath(os.path.expanduser(configured))
+    # Relative paths are refused, as in the bringup (the launch fails with this reason).
+    return launching.absolute_database_path(configured)
 
 
 def _nodes(context):
@@ -59,8 +60,9 @@ def generate_launch_description():
                         'denote in remember (the scenario seeds it).'),
         DeclareLaunchArgument(
             'database_path', default_value='',
-            description='SQLite file of the memory node. Empty (the default): a new file '
-                        'in a fresh temporary directory, so every launch starts empty.'),
+            description='Absolute path of the SQLite file of the memory node (relative '
+                        'paths are refused). Empty (the default): a new file in a fresh '
+                        'temporary directory, so every launch starts empty.'),
         DeclareLaunchArgument(
             'scenario_file', default_value=simulation.default_scenario_file(),
             description='Scenario TOML file: seed, operator turns, scripted model, '

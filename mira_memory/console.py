@@ -37,9 +37,11 @@ import shlex
 import sys
 import time
 
+from mira_memory import clients
 from mira_memory.core import store
 from mira_memory.msg import MemoryLink
 from mira_memory.srv import AdminAdd, AdminAliasAdd, AdminEntityAdd, AdminEntityFind
+from mira_memory.srv import AdminBackup, AdminExport, AdminForget, AdminRetire
 from mira_memory.srv import AdminFind, AdminList, AdminShow, AdminStatus
 from mira_memory.srv import WorkingMemoryClear, WorkingMemoryShow
 import rclpy
@@ -55,6 +57,9 @@ EXIT_USAGE = 2
 DEFAULT_MEMORY_NODE = '/mira/memory'
 DEFAULT_COGNITION_NODE = '/mira/cognition'
 DEFAULT_TIMEOUT = 5.0
+# Backup and export copy the whole store (seconds for 1,000,000 memories);
+# once the node has the request, their reply may take this long.
+COPY_REPLY_TIMEOUT = 600.0
 PROMPT = 'mira> '
 
 MEMORY = 'memory'
@@ -87,27 +92,44 @@ class Command:
     service: str
     target: str
     summary: str
-    takes_options: bool = False
+    # {option name: Option}; None when the command takes none.
+    options: dict = None
+    # Minimum seconds to wait for the reply once the request is out.
+    reply_timeout: float = 0.0
 
     @property
     def usage(self):
         """Return the command's syntax as the spec writes it."""
         parts = ['memory', *self.words, *(placeholder for placeholder, _ in self.arguments)]
-        if self.takes_options:
-            parts += [f'[{option} {option_spec.placeholder}]'
-                      + ('...' if option_spec.repeatable else '')
-                      for option, option_spec in ADD_OPTIONS.items()]
+        for option, option_spec in (self.options or {}).items():
+            text = option if option_spec.flag else f'{option} {option_spec.placeholder}'
+            if option_spec.required:
+                parts.append(text)
+            else:
+                parts.append(f'[{text}]' + ('...' if option_spec.repeatable else ''))
         return ' '.join(parts)
 
 
 @dataclass(frozen=True)
 class Option:
-    """One `memory add` option."""
+    """One command option: a value, or a flag that sets a bool field."""
 
     placeholder: str
     field: str
     repeatable: bool = False
+    flag: bool = False
+    required: bool = False
 
+
+ADD_OPTIONS = {
+    '--link': Option('ENT<n>:<role>', 'links', repeatable=True),
+    '--predicate': Option('<token>', 'predicate'),
+    '--value': Option('"<text>"', 'value'),
+    '--source-kind': Option('<token>', 'source_kind'),
+    '--source-label': Option('"<text>"', 'source_label'),
+    '--confidence': Option('<0.0..1.0>', 'confidence'),
+}
+FORCE_OPTION = {'--force': Option('', 'force', flag=True)}
 
 COMMANDS = (
     Command(('persistent',), (), AdminStatus, 'admin/status', MEMORY,
@@ -125,29 +147,38 @@ COMMANDS = (
     Command(('add',), (('<kind>', 'kind'), ('"<summary>"', 'summary')),
             AdminAdd, 'admin/add', MEMORY,
             'create a memory (fact, preference, relationship, observation or event) '
-            'with one text/plain payload holding the summary', takes_options=True),
+            'with one text/plain payload holding the summary', options=ADD_OPTIONS),
     Command(('show',), (('MEM<n>', 'memory_id'),), AdminShow, 'admin/show', MEMORY,
             'one memory with every field, its links and payloads'),
     Command(('list',), (('ENT<n>', 'entity_id'),), AdminList, 'admin/list', MEMORY,
             "an entity's linked active memories"),
+    Command(('retire',), (('MEM<n>', 'memory_id'),), AdminRetire, 'admin/retire', MEMORY,
+            'mark a memory retired (kept, shown by show; skipped by recall, find, list '
+            'and admission)',
+            options={'--reason': Option('"<text>"', 'reason', required=True)}),
+    Command(('forget',), (('MEM<n>|ENT<n>', 'target'),), AdminForget, 'admin/forget', MEMORY,
+            'show what would be removed; with --yes delete the memory (links, payloads) or '
+            'the entity (aliases, every linked memory) for good',
+            options={'--yes': Option('', 'confirm', flag=True)}),
+    Command(('backup',), (('PATH', 'path'),), AdminBackup, 'admin/backup', MEMORY,
+            'consistent online copy of the database to an absolute PATH (never replaces '
+            'a file without --force)', options=FORCE_OPTION, reply_timeout=COPY_REPLY_TIMEOUT),
+    Command(('export',), (('PATH', 'path'),), AdminExport, 'admin/export', MEMORY,
+            'deterministic JSON Lines export to an absolute PATH (memory_import reads it)',
+            options=FORCE_OPTION, reply_timeout=COPY_REPLY_TIMEOUT),
     Command((), (), WorkingMemoryShow, 'working_memory/show', COGNITION,
             "show the cognition node's volatile working memory"),
     Command(('clear',), (), WorkingMemoryClear, 'working_memory/clear', COGNITION,
             "clear the cognition node's volatile working memory"),
 )
 
-ADD_OPTIONS = {
-    '--link': Option('ENT<n>:<role>', 'links', repeatable=True),
-    '--predicate': Option('<token>', 'predicate'),
-    '--value': Option('"<text>"', 'value'),
-    '--source-kind': Option('<token>', 'source_kind'),
-    '--source-label': Option('"<text>"', 'source_label'),
-    '--confidence': Option('<0.0..1.0>', 'confidence'),
-}
-
 _ID_PARSERS = {
     'ENT<n>': (store.parse_entity_id, 'an entity id', 'ENT1'),
     'MEM<n>': (store.parse_memory_id, 'a memory id', 'MEM1'),
+    'MEM<n>|ENT<n>': (
+        lambda text: (store.parse_entity_id if text.startswith('ENT')
+                      else store.parse_memory_id)(text),
+        'a memory or entity id', 'MEM1'),
 }
 
 
@@ -214,8 +245,12 @@ def parse_command(tokens):
     for (placeholder, field), text in zip(command.arguments, arguments):
         if placeholder in _ID_PARSERS:
             _check_id(placeholder, text)
+        if placeholder == 'PATH' and not os.path.isabs(text):
+            # The node, not this console, writes the file: a relative path
+            # would silently mean the node's working directory.
+            raise UsageError(f'PATH must be absolute, got {_quoted(text)}')
         setattr(request, field, text)
-    if command.takes_options:
+    if command.options:
         _apply_options(request, options, command)
     elif options:
         raise UsageError(f'unknown option {options[0]} (usage: {command.usage})')
@@ -228,9 +263,14 @@ def _apply_options(request, tokens, command):
     tokens = list(tokens)
     while tokens:
         name, separator, value = tokens.pop(0).partition('=')
-        option = ADD_OPTIONS.get(name)
+        option = command.options.get(name)
         if option is None:
             raise UsageError(f'unknown option {name} (usage: {command.usage})')
+        if option.flag:
+            if separator:
+                raise UsageError(f'{name} takes no value')
+            setattr(request, option.field, True)
+            continue
         if not separator:
             if not tokens:
                 raise UsageError(f'{name} needs a value {option.placeholder}')
@@ -248,7 +288,11 @@ def _apply_options(request, tokens, command):
             request.confidence = _confidence(value)
         else:
             setattr(request, option.field, value)
-    request.links = links
+    for name, option in command.options.items():
+        if option.required and name not in seen:
+            raise UsageError(f'missing {name} {option.placeholder} (usage: {command.usage})')
+    if command.options is ADD_OPTIONS:
+        request.links = links
 
 
 def _quoted(text):
@@ -351,6 +395,22 @@ def render(command, response):
         return EXIT_OK, lines
     if name == ('list',):
         return EXIT_OK, _entity_block(response.entity)
+    if name == ('forget',):
+        lines = [response.message]
+        if response.memory_ids:
+            lines.append('  memories: ' + ' '.join(response.memory_ids))
+        if not response.applied:
+            lines.append('nothing was removed; add --yes to remove it for good')
+        return EXIT_OK, lines
+    if name in (('backup',), ('export',)):
+        return EXIT_OK, [
+            f'{name[0]} written: {response.path} ({response.bytes} bytes)',
+            f'  entities {response.entity_count}, aliases {response.alias_count}, '
+            f'memories {response.memory_count}, links {response.link_count}, '
+            f'payloads {response.payload_count}']
+    if name == ('retire',):
+        return EXIT_OK, [f'retired {response.memory.id} at {response.retired_at}: '
+                         f'{_quoted(response.retired_reason)}']
     memory = response.memory
     if name == ('add',):
         return EXIT_OK, [f'created {memory.id} {memory.kind} {_quoted(memory.summary)}']
@@ -366,6 +426,9 @@ def render(command, response):
         f'  status:       {memory.status}',
         f'  created at:   {memory.created_at}',
     ]
+    if response.retired_at:
+        lines += [f'  retired at:   {response.retired_at}',
+                  f'  reason:       {response.retired_reason}']
     lines += [f'  link:         {link.entity_id}:{link.role} {_quoted(link.entity_name)}'
               for link in memory.links] or ['  links:        -']
     for payload in response.payloads:
@@ -415,13 +478,10 @@ class Session:
         service_type, service = SETTLE_SERVICES[kind]
         client = self._client(service_type, f'{target.rstrip("/")}/{service}')
         while time.monotonic() < deadline:
-            future = client.call_async(service_type.Request())
-            self.executor.spin_until_future_complete(
-                future, timeout_sec=min(SETTLE_ATTEMPT_SEC, max(0.0, deadline - time.monotonic())))
-            if future.done():
+            attempt = min(time.monotonic() + SETTLE_ATTEMPT_SEC, deadline)
+            if clients.call(self.executor, client, service_type.Request(), attempt) is not None:
                 self._settled.add(kind)
                 return
-            client.remove_pending_request(future)
 
     def call(self, command, request):
         """Call the command's service and return the response; raise CallError."""
@@ -435,15 +495,15 @@ class Session:
             raise CallError(f'no {command.target} node answered at {target} within {timeout} s')
         if command.target not in self._settled:
             self._settle(command.target, target, deadline)
-        future = client.call_async(request)
-        self.executor.spin_until_future_complete(
-            future, timeout_sec=max(0.0, deadline - time.monotonic()))
-        if not future.done():
-            client.remove_pending_request(future)
+        if command.reply_timeout > timeout:
+            timeout = command.reply_timeout
+            deadline = time.monotonic() + timeout
+        response = clients.call(self.executor, client, request, deadline)
+        if response is None:
             raise CallError(
                 f'the {command.target} node at {target} did not answer {name} '
                 f'within {timeout} s')
-        return future.result()
+        return response
 
     def close(self):
         """Destroy the node and shut the private context down."""

@@ -41,6 +41,7 @@ import pathlib
 import sys
 import time
 
+from mira_memory import clients
 from mira_memory import scenario as scenario_file
 from mira_memory import simulation
 from mira_memory.cognition import HISTORY_SUBSCRIBER_QOS, OBSERVATIONS_TOPIC, TOOL_RESULTS_TOPIC
@@ -188,13 +189,10 @@ class Observer:
             if time.monotonic() >= deadline:
                 raise DemoFailed(f'service {client.srv_name} is not available')
             self.spin_once()
-        future = client.call_async(request)
-        self.executor.spin_until_future_complete(
-            future, timeout_sec=max(deadline - time.monotonic(), 0.0))
-        if not future.done():
-            client.remove_pending_request(future)
+        response = clients.call(self.executor, client, request, deadline)
+        if response is None:
             raise DemoFailed(f'service {client.srv_name} did not answer in time')
-        return future.result()
+        return response
 
     def close(self):
         self.executor.shutdown()

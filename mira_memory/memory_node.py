@@ -36,17 +36,26 @@ turn (observed_turn_wait_sec) on a future that the subscription completes, or
 a one-shot steady-clock timer ends. The remember service and those timers are
 in a ReentrantCallbackGroup, so on the single-threaded executor (rclpy.spin)
 other requests, and the subscription itself, are served while it waits.
+
+One owner per database: the node claims the file (core/ownership.py) before
+SQLite opens it and holds the claim until it exits; a second node on the
+same file exits 1 naming the owner. Nothing written to a file that is no
+longer at database_path is acknowledged (see _require_database_in_place).
+Health goes to /diagnostics once a second (mira_memory/diagnostics.py).
 """
 
+import os
 import sys
+import time
 
-from mira_memory import node_runner, responses
+from mira_memory import diagnostics, node_runner, responses
 from mira_memory.cognition import LIVE_SUBSCRIBER_QOS, UTTERANCE_TOPIC
-from mira_memory.core import admission, config, recall, store, turns
+from mira_memory.core import admission, archive, config, health, ownership, recall, store, turns
 from mira_memory.core.normalize import has_forbidden_characters
 from mira_memory.core.turn_proposals import TurnProposalLog
 from mira_memory.msg import OperatorUtterance
 from mira_memory.srv import AdminAdd, AdminAliasAdd, AdminEntityAdd, AdminEntityFind
+from mira_memory.srv import AdminBackup, AdminExport, AdminForget, AdminRetire
 from mira_memory.srv import AdminFind, AdminList, AdminShow, AdminStatus
 from mira_memory.srv import RecallMemory, Remember
 from rcl_interfaces.msg import ParameterDescriptor, ParameterType, SetParametersResult
@@ -74,6 +83,9 @@ class MemoryNode(Node):
         self._reader = None
         # One proposal per operator turn (volatile; the store keeps the durable limit).
         self._turn_proposals = TurnProposalLog()
+        self._ownership = None
+        self._health = health.Health()
+        self._turn_window = None  # set when remember exists and requires observed turns
         try:
             self._declare_parameters()
         except ParameterException as error:
@@ -86,6 +98,15 @@ class MemoryNode(Node):
             self._listen_for_operator_turns()
             self.create_service(Remember, '~/remember', self._on_remember,
                                 callback_group=self._remember_group)
+        self._diagnostics = diagnostics.DiagnosticsPublisher(
+            self, 'persistent memory',
+            str(self.settings.database_path) if self.settings.enabled else '',
+            self._diagnostic_report)
+        for service_type, command, work in ((AdminBackup, 'backup', archive.backup),
+                                            (AdminExport, 'export', archive.export)):
+            self.create_service(
+                service_type, f'~/admin/{command}', self._copy_callback(command, work))
+        # admin/list comes last: once it is in the graph, every admin service is.
         admin = (
             (AdminStatus, 'status', self._admin_status),
             (AdminEntityAdd, 'entity_add', self._admin_entity_add),
@@ -94,6 +115,8 @@ class MemoryNode(Node):
             (AdminFind, 'find', self._admin_find),
             (AdminAdd, 'add', self._admin_add),
             (AdminShow, 'show', self._admin_show),
+            (AdminRetire, 'retire', self._admin_retire),
+            (AdminForget, 'forget', self._admin_forget),
             (AdminList, 'list', self._admin_list),
         )
         for service_type, command, handler in admin:
@@ -184,20 +207,93 @@ class MemoryNode(Node):
             raise node_runner.StartupError(str(error)) from None
 
     def _open_store(self, path):
+        self._ownership = self._claim(path)
         try:
             self._store = store.MemoryStore.open(path, create_parent=True)
             self._reader = self._store.open_reader()
+            self._health.set_counts(self._store.counts())
         except store.StoreError as error:
             self.close()
             raise node_runner.StartupError(
                 f'cannot open persistent memory at {path}: {error}') from None
 
+    @staticmethod
+    def _claim(path):
+        """Own the database file (creating its directory first) before SQLite opens it."""
+        try:
+            if not path.parent.is_dir():
+                path.parent.mkdir(parents=True, exist_ok=True)
+            return ownership.claim(str(path))
+        except ownership.DatabaseBusyError as error:
+            raise node_runner.StartupError(f'cannot open persistent memory: {error}') from None
+        except OSError as error:
+            raise node_runner.StartupError(
+                f'cannot open persistent memory at {path}: {error.strerror}') from None
+
     def close(self):
-        """Close the store once (idempotent); call after spinning has stopped."""
+        """Close the store once, then give up the file (idempotent); after spinning stopped."""
         for handle in (self._reader, self._store):
             if handle is not None:
                 handle.close()
-        self._reader = self._store = None
+        if self._ownership is not None:
+            self._ownership.release()
+        self._reader = self._store = self._ownership = None
+
+    # The database stays at its path -----------------------------------------------
+
+    def _database_in_place(self):
+        """
+        Return True while the owned file is still the file at database_path.
+
+        A file that was unlinked (or its directory removed), moved or
+        replaced while the node ran keeps taking SQLite writes through the
+        open descriptors, but nobody will find them at the path again: the
+        next start opens whatever is there. The check is made after the work
+        and before the answer (for writes: after the commit), so no reply
+        says applied for a write that is not at the path when the reply
+        leaves. Once lost, the database stays lost until a restart.
+        """
+        if self._health.database_lost is None and self._ownership.still_at_path():
+            return True
+        if self._health.lose_database(
+                f'{self.settings.database_path} was removed, moved or replaced while the '
+                'node ran'):
+            self.get_logger().error(
+                f'the database file {self.settings.database_path} was removed, moved or '
+                'replaced while this node ran: remember answers backend_failure, recall '
+                'unavailable and admin commands fail until the node is restarted')
+        return False
+
+    def _require_database_in_place(self):
+        if not self._database_in_place():
+            raise store.BackendError(
+                'the database file was removed, moved or replaced while the memory node '
+                'ran; restart the node')
+
+    # Diagnostics ---------------------------------------------------------------
+
+    def _diagnostic_report(self):
+        if self._store is None:
+            return self._health.report(enabled=False, extra_values=self._diagnostic_extra_values())
+        if self._health.database_lost is None:
+            # The 1 Hz report notices a lost file even when no request comes.
+            self._database_in_place()
+        path = self.settings.database_path
+        return self._health.report(
+            enabled=True, database_path=path, schema_version=self._store.schema_version,
+            file_sizes=(_file_size(path), _file_size(f'{path}-wal')),
+            extra_values=self._diagnostic_extra_values())
+
+    def _diagnostic_extra_values(self):
+        """Return the observed-turn window's (key, value) pairs for /diagnostics."""
+        if self._store is None:
+            return ()
+        if self._turn_window is None:
+            return (('observed turns', 'not required'),)
+        return (
+            ('observed turns', str(len(self._turn_window))),
+            ('observed turns max', str(self._turn_window.max_turns)),
+        )
 
     def destroy_node(self):
         """Close the store (once), then destroy the node."""
@@ -290,17 +386,34 @@ class MemoryNode(Node):
     # Recall and remember -----------------------------------------------------
 
     def _on_recall(self, request, response):
+        started = time.perf_counter()
         try:
             result = recall.recall(self._reader, request.query)
         except Exception:  # recall() never raises by contract; this guards the contract
             self.get_logger().error('recall failed unexpectedly', throttle_duration_sec=1.0)
             result = recall.unavailable()
+        if not self._database_in_place():
+            result = recall.unavailable()
+        if result.status == recall.STATUS_UNAVAILABLE:
+            self._health.recall_failures.add()
+        self._health.recall.add(time.perf_counter() - started)
         return responses.fill_recall(response, result)
 
     async def _on_remember(self, request, response):
+        started = time.perf_counter()
         heard = await self._operator_turn_heard(request)
         if heard != turns.HEARD:
+            self._health.remember.add(time.perf_counter() - started)
             return responses.fill_remember_turn_not_heard(response, heard)
+        result = self._remember(request)
+        if result.reason == admission.REASON_BACKEND_FAILURE:
+            self._health.remember_failures.add()
+        self._health.remember.add(time.perf_counter() - started)
+        return responses.fill_remember(response, result)
+
+    def _remember(self, request):
+        if not self._database_in_place():
+            return admission.backend_failure()
         try:
             context = admission.TurnContext(
                 episode_id=request.episode_id, turn_id=request.turn_id,
@@ -314,6 +427,11 @@ class MemoryNode(Node):
         except Exception:  # admit() never raises by contract; this guards the contract
             self.get_logger().error('remember failed unexpectedly', throttle_duration_sec=1.0)
             result = admission.backend_failure()
+        if result.status == admission.STATUS_APPLIED and not self._database_in_place():
+            # Committed, but to a file no longer at the path: not acknowledged.
+            return admission.backend_failure()
+        if result.outcome == admission.OUTCOME_CREATED:
+            self._health.wrote(memories=1, active_memories=1)
         if result.status == admission.STATUS_APPLIED:
             # Debug, not info: an rclpy log call costs about as much as the
             # admission itself (see bench/README.md), and the row's source
@@ -321,7 +439,7 @@ class MemoryNode(Node):
             self.get_logger().debug(
                 f'remember {result.outcome} {store.format_memory_id(result.memory_id)} '
                 f'(episode {request.episode_id!r} turn {request.turn_id!r})')
-        return responses.fill_remember(response, result)
+        return result
 
     # Admin -----------------------------------------------------------------
 
@@ -330,7 +448,14 @@ class MemoryNode(Node):
             if self._store is None and command != 'status':
                 return responses.fill_admin_disabled(response)
             try:
+                if self._store is not None:
+                    self._require_database_in_place()
                 handler(request, response)
+                if self._store is not None and not self._database_in_place():
+                    # After a write's commit, before its answer (see _database_in_place):
+                    # nothing of what the handler filled in is answered.
+                    response = type(response)()
+                    self._require_database_in_place()
             except store.StoreError as error:
                 responses.fill_admin_error(response, error)
             except Exception as error:  # never let a callback raise into the executor
@@ -345,6 +470,7 @@ class MemoryNode(Node):
             response.enabled = False
             return responses.fill_admin_success(response, 'persistent memory is disabled')
         counts = self._store.counts()
+        self._health.set_counts(counts)
         response.enabled = True
         response.database_path = str(self._store.path)
         response.schema_version = self._store.schema_version
@@ -358,6 +484,7 @@ class MemoryNode(Node):
 
     def _admin_entity_add(self, request, response):
         entity = self._store.add_entity(request.entity_type, request.canonical_name)
+        self._health.wrote(entities=1)
         response.entity = responses.entity_record(entity)
         responses.fill_admin_success(
             response, f'created {store.format_entity_id(entity.id)}')
@@ -369,6 +496,7 @@ class MemoryNode(Node):
 
     def _admin_alias_add(self, request, response):
         entity = self._store.add_alias(store.parse_entity_id(request.entity_id), request.alias)
+        self._health.wrote(aliases=1)
         response.entity = responses.entity_record(entity)
         responses.fill_admin_success(
             response, f'alias added to {store.format_entity_id(entity.id)}')
@@ -394,6 +522,7 @@ class MemoryNode(Node):
             source_label=request.source_label,
             confidence=request.confidence if request.has_confidence else None)
         memory = self._store.add_memory(new)
+        self._health.wrote(memories=1, active_memories=1 if memory.status == 'active' else 0)
         response.memory = responses.memory_message(memory)
         responses.fill_admin_success(
             response, f'created {store.format_memory_id(memory.id)}')
@@ -402,6 +531,7 @@ class MemoryNode(Node):
         memory, payloads = self._store.get_memory(store.parse_memory_id(request.memory_id))
         response.memory = responses.memory_message(memory)
         response.payloads = [responses.payload_record(payload) for payload in payloads]
+        responses.fill_retirement(response, memory)
         responses.fill_admin_success(response, store.format_memory_id(memory.id))
 
     def _admin_list(self, request, response):
@@ -409,6 +539,54 @@ class MemoryNode(Node):
         memories, truncated = self._store.newest_active_memories(entity.id, LIST_MEMORY_LIMIT)
         response.entity = responses.entity_record(entity, memories, truncated)
         responses.fill_admin_success(response, f'{len(memories)} active memories')
+
+    def _admin_retire(self, request, response):
+        memory = self._store.retire_memory(
+            store.parse_memory_id(request.memory_id), request.reason)
+        self._health.wrote(active_memories=-1)
+        response.memory = responses.memory_message(memory)
+        responses.fill_retirement(response, memory)
+        responses.fill_admin_success(
+            response, f'retired {store.format_memory_id(memory.id)}')
+
+    def _admin_forget(self, request, response):
+        target = request.target
+        if target.startswith('ENT'):
+            plan = self._store.forget_entity(
+                store.parse_entity_id(target), apply=request.confirm)
+        else:
+            plan = self._store.forget_memory(
+                store.parse_memory_id(target), apply=request.confirm)
+        if request.confirm:
+            # A forget may remove any number of rows of every kind: count afresh.
+            self._health.set_counts(self._store.counts())
+        responses.fill_forget(response, plan)
+
+    def _copy_callback(self, command, work):
+        """
+        Serve backup or export through its own read-only snapshot connection.
+
+        The copy runs inside the callback: the executor waits for it (the
+        threaded version did not get its reply out; see the report of issue 13).
+        """
+        def callback(request, response):
+            if self._store is None:
+                return responses.fill_admin_disabled(response)
+            try:
+                result = work(str(self._store.path), request.path, force=request.force)
+            except Exception as error:  # never let a callback raise into the executor
+                if not isinstance(error, store.StoreError):
+                    self.get_logger().error(f'admin {command} failed: {error!r}')
+                return responses.fill_admin_error(response, error)
+            return responses.fill_copy(response, result, command)
+        return callback
+
+
+def _file_size(path):
+    try:
+        return os.stat(path).st_size
+    except OSError:
+        return None
 
 
 def main(args=None):

@@ -41,6 +41,7 @@ without a marker before its deadline) exits 1.
 import sys
 import time
 
+from mira_memory import clients
 from mira_memory import scenario as scenario_file
 from mira_memory.cognition import (
     HISTORY_PUBLISHER_QOS, HISTORY_SUBSCRIBER_QOS, TOOL_RESULTS_TOPIC, UTTERANCE_TOPIC)
@@ -186,13 +187,9 @@ class OperatorSource(Node):
         deadline = time.monotonic() + self.settings['call_timeout_sec']
         if not self._spin_until(client.service_is_ready, self.settings['call_timeout_sec']):
             raise ScenarioFailed(f'service {client.srv_name} is not available')
-        future = client.call_async(request)
-        self._executor.spin_until_future_complete(
-            future, timeout_sec=max(deadline - time.monotonic(), 0.0))
-        if not future.done():
-            client.remove_pending_request(future)
+        response = clients.call(self._executor, client, request, deadline)
+        if response is None:
             raise ScenarioFailed(f'service {client.srv_name} did not answer in time')
-        response = future.result()
         if not response.success:
             raise ScenarioFailed(
                 f'{client.srv_name}: {response.error_code}: {response.message}')

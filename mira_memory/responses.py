@@ -136,12 +136,51 @@ ERROR_NOT_FOUND = 'not_found'
 ERROR_DUPLICATE_ALIAS = 'duplicate_alias'
 ERROR_DISABLED = 'disabled'
 ERROR_BACKEND_FAILURE = 'backend_failure'
+# Declared in the responses of retire, forget, backup and export.
+ERROR_BUSY = 'busy'
+ERROR_EXISTS = 'exists'
 
 _ADMIN_ERROR_CODES = {
     store.InvalidInputError: ERROR_INVALID_ARGUMENT,
     store.NotFoundError: ERROR_NOT_FOUND,
     store.DuplicateAliasError: ERROR_DUPLICATE_ALIAS,
+    store.BusyError: ERROR_BUSY,
+    store.TargetExistsError: ERROR_EXISTS,
 }
+
+
+def fill_retirement(response, memory):
+    """Copy a memory's retirement (empty while active) into a show or retire response."""
+    response.retired_at = memory.retired_at or ''
+    response.retired_reason = memory.retired_reason or ''
+    return response
+
+
+def fill_forget(response, plan):
+    """Copy a store ForgetPlan into an AdminForget response."""
+    response.applied = plan.applied
+    response.memory_ids = [store.format_memory_id(memory_id) for memory_id in plan.memory_ids]
+    response.alias_count = plan.alias_count
+    response.link_count = plan.link_count
+    response.payload_count = plan.payload_count
+    verb = 'forgot' if plan.applied else 'would forget'
+    return fill_admin_success(
+        response, f'{verb} {plan.target}: {len(plan.memory_ids)} memories, '
+                  f'{plan.alias_count} aliases, {plan.link_count} links, '
+                  f'{plan.payload_count} payloads')
+
+
+def fill_copy(response, result, what):
+    """Copy a backup or export result (core.archive) into its admin response."""
+    counts = result['counts']
+    response.path = result['path']
+    response.bytes = result['bytes']
+    response.entity_count = counts['entities']
+    response.alias_count = counts['aliases']
+    response.memory_count = counts['memories']
+    response.link_count = counts.get('links', counts.get('memory_links', 0))
+    response.payload_count = counts['payloads']
+    return fill_admin_success(response, f'{what} written to {result["path"]}')
 
 
 def fill_admin_success(response, message):

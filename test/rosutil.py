@@ -160,21 +160,27 @@ class RosClient:
         return self.client(service_type, name).wait_for_service(timeout_sec=timeout)
 
     def call(self, service_type, name, request=None, timeout=20.0):
-        """Call a service and return its response, failing the test on timeout."""
+        """
+        Call a service and return its response, failing the test on timeout.
+
+        Read-only and idempotent services are resent once after a lost reply
+        (mira_memory.clients.call, the clients' one way to wait).
+        """
+        from mira_memory import clients
         client = self.client(service_type, name)
         if not client.wait_for_service(timeout_sec=timeout):
             raise AssertionError(f'service {name} is not available')
-        future = client.call_async(request if request is not None else service_type.Request())
         executor = self._rclpy.executors.SingleThreadedExecutor(context=self.context)
         executor.add_node(self.node)
         try:
-            executor.spin_until_future_complete(future, timeout_sec=timeout)
+            response = clients.call(
+                executor, client, request if request is not None else service_type.Request(),
+                time.monotonic() + timeout)
         finally:
             executor.remove_node(self.node)
-        if not future.done():
-            client.remove_pending_request(future)
+        if response is None:
             raise AssertionError(f'service {name} did not answer within {timeout} s')
-        return future.result()
+        return response
 
     def service_names(self):
         """Return {service name: [types]} of the whole (test-domain) graph."""

@@ -41,6 +41,7 @@ SERIES = {
     'remember_created': 'applied/created',
     'remember_duplicate': 'applied/duplicate',
     'remember_rejected': 'rejected/value_not_supported',
+    'console_recall': 'found',
 }
 LATENCY_KEYS = ('min_ms', 'p50_ms', 'p90_ms', 'p99_ms', 'max_ms')
 TARGETS = {

@@ -124,3 +124,37 @@ def test_example_toml_resolves_against_its_directory():
     settings = config.settings_from_config_file(str(example))
     assert settings.enabled
     assert settings.database_path == ROOT / 'config' / '..' / 'data' / 'mira-memory.sqlite3'
+
+
+# The launch files' shared helpers (mira_memory.launching) ------------------------
+
+
+def test_bringup_stops_the_whole_launch_when_the_memory_node_fails():
+    generate = next(node for node in _tree().body if isinstance(node, ast.FunctionDef)
+                    and node.name == 'generate_launch_description')
+    returned = [node for node in ast.walk(generate) if isinstance(node, ast.Return)]
+    assert len(returned) == 1
+    handler = next(_calls(returned[0], 'stop_launch_on_failure'))
+    assert [ast.unparse(argument) for argument in handler.args] == ['memory_node']
+
+
+def test_a_failed_node_ends_the_launch_with_a_clear_error():
+    from types import SimpleNamespace
+    from mira_memory import launching
+    failed = SimpleNamespace(returncode=1, process_name='memory_node-1')
+    with pytest.raises(launching.NodeFailed, match=r'memory_node-1 exited with code 1 .*'
+                                                   r'shutting the whole launch down'):
+        launching.shut_down_on_failure(failed, context=None)
+    stopped = SimpleNamespace(returncode=0, process_name='memory_node-1')
+    assert launching.shut_down_on_failure(stopped, context=None) is None
+
+
+def test_simulation_refuses_a_relative_database_path(monkeypatch, tmp_path):
+    from mira_memory import launching
+    monkeypatch.setenv('HOME', str(tmp_path))
+    with pytest.raises(ValueError, match='must be an absolute path'):
+        launching.absolute_database_path('rel.sqlite3')
+    assert launching.absolute_database_path('~/m.sqlite3') == str(tmp_path / 'm.sqlite3')
+    assert launching.absolute_database_path('/var/m.sqlite3') == '/var/m.sqlite3'
+    simulation = (ROOT / 'launch' / 'simulation.launch.py').read_text()
+    assert 'launching.absolute_database_path(configured)' in simulation

@@ -91,6 +91,12 @@ USAGE_ERRORS = [
     (['memory', 'persistent', 'now'], 'unexpected argument "now"'),
     (['memory', 'find', 'Ada', '--link', 'ENT1:subject'], 'unknown option --link'),
     (['memory', 'frobnicate'], 'unknown command: memory frobnicate'),
+    (['memory', 'retire', 'MEM1'], 'missing --reason "<text>"'),
+    (['memory', 'retire', 'ENT1', '--reason', 'x'], '"ENT1" is not a memory id'),
+    (['memory', 'forget', 'ADA1'], '"ADA1" is not a memory or entity id'),
+    (['memory', 'forget', 'MEM1', '--yes=no'], '--yes takes no value'),
+    (['memory', 'backup', 'copy.sqlite3'], 'PATH must be absolute'),
+    (['memory', 'export', '/tmp/x.jsonl', '--overwrite'], 'unknown option --overwrite'),
     (['memory', 'entity'], 'memory entity add <entity_type> "<canonical name>" | memory entity'),
     (['remember', 'x'], 'unknown command: remember'),
     (['--bogus', 'memory', 'persistent'], 'unknown option --bogus'),
@@ -120,7 +126,9 @@ def test_help_lists_every_command():
                   'memory clear',
                   'memory add <kind> "<summary>" [--link ENT<n>:<role>]... '
                   '[--predicate <token>] [--value "<text>"] [--source-kind <token>] '
-                  '[--source-label "<text>"] [--confidence <0.0..1.0>]'):
+                  '[--source-label "<text>"] [--confidence <0.0..1.0>]',
+                  'memory retire MEM<n> --reason "<text>"', 'memory forget MEM<n>|ENT<n> [--yes]',
+                  'memory backup PATH [--force]', 'memory export PATH [--force]'):
         assert f'  {usage}\n' in out
 
 
@@ -133,7 +141,7 @@ def test_persistent_shows_path_schema_counts_and_profile(node, memory):
     lines = out.splitlines()
     assert lines[0] == 'persistent memory is enabled'
     assert f'  database:       {node.database_path}' in lines
-    assert '  schema version: 1' in lines
+    assert '  schema version: 2' in lines
     assert '  robot profile:  "Mira"' in lines
     assert any(re.fullmatch(r'  entities:       \d+', line) for line in lines)
     assert any(re.fullmatch(r'  memories:       \d+ \(\d+ active\)', line) for line in lines)

@@ -23,6 +23,7 @@ import sqlite3
 from mira_memory import msg, srv
 from mira_memory.core import store
 import pytest
+from schema_v1 import make_version_1_database
 
 pytestmark = pytest.mark.ros
 
@@ -113,7 +114,7 @@ def test_status_reports_the_open_database(ros, node):
     assert status.success and status.error_code == ''
     assert status.enabled
     assert status.database_path == str(node.database_path)
-    assert status.schema_version == 1
+    assert status.schema_version == 2
     assert status.robot_profile == 'Mira'
 
 
@@ -446,19 +447,24 @@ def _unversioned(path):
     conn.close()
 
 
-def _version_2(path):
+def _version_3(path):
     with sqlite3.connect(path) as conn:
         conn.execute('CREATE TABLE entities (id INTEGER PRIMARY KEY)')
-        conn.execute('PRAGMA user_version = 2')
+        conn.execute('PRAGMA user_version = 3')
     conn.close()
+
+
+def _version_1(path):
+    # A real version 1 file as the previous code wrote it: WAL mode, with rows.
+    make_version_1_database(path)
 
 
 def _text_file(path):
     path.write_text('not a database\n')
 
 
-@pytest.mark.parametrize('make', [_unversioned, _version_2, _text_file],
-                         ids=['unversioned', 'user_version_2', 'text_file'])
+@pytest.mark.parametrize('make', [_unversioned, _version_3, _version_1, _text_file],
+                         ids=['unversioned', 'user_version_3', 'version_1', 'text_file'])
 def test_unsupported_database_fails_startup_untouched(memory_node, tmp_path, make):
     directory = tmp_path / 'db'
     directory.mkdir()
@@ -473,6 +479,16 @@ def test_unsupported_database_fails_startup_untouched(memory_node, tmp_path, mak
     assert 'Traceback' not in process.output()
     assert sha256(database) == digest
     assert [path.name for path in directory.iterdir()] == ['memory.sqlite3']
+
+
+def test_version_1_database_is_refused_with_the_migration_command(memory_node, tmp_path):
+    database = make_version_1_database(tmp_path / 'memory.sqlite3')
+    process = memory_node({'enabled': True, 'database_path': str(database)})
+    assert process.wait() != 0
+    errors = error_lines(process.output())
+    assert len(errors) == 1, process.output()
+    assert 'schema version 1' in errors[0]
+    assert f'ros2 run mira_memory memory_migrate --database {database}' in errors[0]
 
 
 @pytest.mark.parametrize('parameters, reason', [

@@ -40,6 +40,7 @@ from mira_memory.core.store import SOURCE_OPERATOR_STATEMENT
 from mira_memory.core.store import StoreError
 from mira_memory.core.store import UnsupportedDatabaseError
 import pytest
+from schema_v1 import make_version_1_database
 
 EMPTY_COUNTS = {
     'entities': 0, 'aliases': 0, 'memories': 0, 'active_memories': 0, 'links': 0,
@@ -85,9 +86,9 @@ def user_version(path):
 
 # Schema and lifecycle
 
-def test_new_database_records_schema_version_1(store, db_path):
-    assert store.schema_version == SCHEMA_VERSION == 1
-    assert user_version(db_path) == 1
+def test_new_database_records_schema_version_2(store, db_path):
+    assert store.schema_version == SCHEMA_VERSION == 2
+    assert user_version(db_path) == 2
 
 
 def test_new_database_has_the_normalized_tables(store, db_path):
@@ -102,17 +103,17 @@ def test_store_path_is_absolute(tmp_path, monkeypatch):
         assert opened.path.is_absolute()
 
 
-def test_existing_version_1_database_reopens(db_path):
+def test_existing_version_2_database_reopens(db_path):
     MemoryStore.open(db_path).close()
     with MemoryStore.open(db_path) as reopened:
-        assert reopened.schema_version == 1
+        assert reopened.schema_version == 2
 
 
 def test_zero_byte_file_is_initialized_as_new_database(db_path):
     db_path.write_bytes(b'')
     with MemoryStore.open(db_path) as opened:
         assert opened.counts() == EMPTY_COUNTS
-    assert user_version(db_path) == 1
+    assert user_version(db_path) == 2
 
 
 def test_unversioned_database_without_schema_objects_is_initialized(db_path):
@@ -122,7 +123,7 @@ def test_unversioned_database_without_schema_objects_is_initialized(db_path):
     conn.close()
     assert db_path.stat().st_size > 0
     with MemoryStore.open(db_path) as opened:
-        assert opened.schema_version == 1
+        assert opened.schema_version == 2
 
 
 def _unversioned_with_table(path):
@@ -143,15 +144,20 @@ def _newer_version(path):
     MemoryStore.open(path).close()
     conn = sqlite3.connect(path)
     conn.execute('PRAGMA journal_mode = DELETE')
+    conn.execute('PRAGMA user_version = 3')
+    conn.close()
+
+
+def _version_2_without_tables(path):
+    conn = sqlite3.connect(path)
+    conn.execute('CREATE TABLE entities (id INTEGER PRIMARY KEY)')
     conn.execute('PRAGMA user_version = 2')
     conn.close()
 
 
-def _version_1_without_tables(path):
-    conn = sqlite3.connect(path)
-    conn.execute('CREATE TABLE entities (id INTEGER PRIMARY KEY)')
-    conn.execute('PRAGMA user_version = 1')
-    conn.close()
+def _version_1(path):
+    # A real version 1 file, as the previous code wrote it (WAL mode).
+    make_version_1_database(path)
 
 
 def _text_file(path):
@@ -164,7 +170,7 @@ def _random_bytes(path):
 
 UNSUPPORTED_FILES = [
     _unversioned_with_table, _unversioned_with_data, _newer_version,
-    _version_1_without_tables, _text_file, _random_bytes,
+    _version_2_without_tables, _version_1, _text_file, _random_bytes,
 ]
 
 
@@ -215,7 +221,7 @@ def test_missing_parent_without_create_parent_fails_and_creates_nothing(tmp_path
 def test_missing_parent_is_created_with_create_parent(tmp_path):
     path = tmp_path / 'absent' / 'nested' / 'memory.sqlite3'
     with MemoryStore.open(path, create_parent=True) as opened:
-        assert opened.schema_version == 1
+        assert opened.schema_version == 2
     assert path.is_file()
 
 
@@ -828,7 +834,15 @@ HOT_QUERIES = {
     'entity': (store_module.ENTITY_SQL, {'entity_id': 1}),
     'entity_aliases': (store_module.ENTITY_ALIASES_SQL, {'entity_id': 1}),
     'payloads': (store_module.PAYLOADS_SQL, {'memory_id': 1}),
+    # Forget and retire.
+    'entity_memory_ids': (store_module.ENTITY_MEMORY_IDS_SQL, {'entity_id': 1}),
+    'memory_link_count': (store_module.MEMORY_LINK_COUNT_SQL, {'memory_id': 1}),
+    'memory_payload_count': (store_module.MEMORY_PAYLOAD_COUNT_SQL, {'memory_id': 1}),
+    'entity_alias_count': (store_module.ENTITY_ALIAS_COUNT_SQL, {'entity_id': 1}),
+    'retire': (store_module.RETIRE_SQL, {'memory_id': 1, 'now': 'x', 'reason': 'y'}),
 }
+for _index, _sql in enumerate(store_module.DELETE_MEMORY_SQL + store_module.DELETE_ENTITY_SQL):
+    HOT_QUERIES['delete_%d' % _index] = (_sql, {'memory_id': 1, 'entity_id': 1})
 for _name, _ids_sql, _params in [
         ('newest', store_module.NEWEST_ACTIVE_IDS_SQL, {'entity_id': 1, 'limit': 9}),
         ('slot', store_module.SLOT_MEMORY_IDS_SQL, {'entity_id': 1, 'predicate': 'knows'}),

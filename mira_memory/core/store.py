@@ -13,7 +13,7 @@
 # limitations under the License.
 
 """
-The canonical persistent memory store: one SQLite file, schema version 1.
+The canonical persistent memory store: one SQLite file (schema in schema.py).
 
 Entities, aliases, memories, entity-memory links and payloads live in
 separate tables. Integer primary keys render as ENT<n> / MEM<n>. Every write
@@ -32,18 +32,24 @@ import pathlib
 import re
 import sqlite3
 import threading
+import time
 
+from mira_memory.core import schema
+from mira_memory.core.errors import BackendError, BusyError, DuplicateAliasError  # noqa: F401
+from mira_memory.core.errors import InvalidInputError, NotFoundError, StoreError
+from mira_memory.core.errors import TargetExistsError, UnsupportedDatabaseError  # noqa: F401
 from mira_memory.core.normalize import display_form
 from mira_memory.core.normalize import has_forbidden_characters
 from mira_memory.core.normalize import NormalizationError
 from mira_memory.core.normalize import normalize_key
 from mira_memory.core.normalize import normalize_token
+from mira_memory.core.schema import SCHEMA_STATEMENTS, SCHEMA_TABLES, SCHEMA_VERSION  # noqa: F401
 
-SCHEMA_VERSION = 1
 MEMORY_KINDS = ('fact', 'preference', 'relationship', 'observation', 'event')
 SOURCE_OPERATOR_STATEMENT = 'operator_statement'
 SOURCE_CONSOLE = 'console'
 STATUS_ACTIVE = 'active'
+STATUS_RETIRED = 'retired'
 MEDIA_TYPE_TEXT = 'text/plain'
 ROLE_SUBJECT = 'subject'
 STORAGE_INLINE = 'inline'
@@ -55,88 +61,6 @@ NAME_MAX_LENGTH = 256
 
 _ERROR_TEXT_LIMIT = 60
 _TIMESTAMP_FORMAT = '%04d-%02d-%02dT%02d:%02d:%02dZ'
-
-SCHEMA_STATEMENTS = (
-    """
-    CREATE TABLE entities (
-        id INTEGER PRIMARY KEY,
-        entity_type TEXT NOT NULL CHECK (entity_type <> ''),
-        canonical_name TEXT NOT NULL CHECK (canonical_name <> ''),
-        name_key TEXT NOT NULL CHECK (name_key <> ''),
-        created_at TEXT NOT NULL CHECK (created_at GLOB
-            '[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]T[0-9][0-9]:[0-9][0-9]:[0-9][0-9]Z')
-    )
-    """,
-    'CREATE INDEX entities_name_key ON entities (name_key, id)',
-    """
-    CREATE TABLE aliases (
-        id INTEGER PRIMARY KEY,
-        entity_id INTEGER NOT NULL REFERENCES entities (id),
-        alias TEXT NOT NULL CHECK (alias <> ''),
-        alias_key TEXT NOT NULL CHECK (alias_key <> ''),
-        created_at TEXT NOT NULL CHECK (created_at GLOB
-            '[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]T[0-9][0-9]:[0-9][0-9]:[0-9][0-9]Z'),
-        UNIQUE (entity_id, alias_key)
-    )
-    """,
-    'CREATE INDEX aliases_alias_key ON aliases (alias_key, entity_id)',
-    """
-    CREATE TABLE memories (
-        id INTEGER PRIMARY KEY,
-        kind TEXT NOT NULL CHECK (
-            kind IN ('fact', 'preference', 'relationship', 'observation', 'event')),
-        summary TEXT NOT NULL CHECK (summary <> ''),
-        predicate TEXT CHECK (predicate IS NULL OR predicate <> ''),
-        value TEXT CHECK (value IS NULL OR value <> ''),
-        value_key TEXT CHECK (value_key IS NULL OR value_key <> ''),
-        source_kind TEXT NOT NULL CHECK (source_kind <> ''),
-        source_label TEXT NOT NULL,
-        confidence REAL CHECK (confidence IS NULL OR (
-            typeof(confidence) = 'real' AND confidence >= 0.0 AND confidence <= 1.0)),
-        status TEXT NOT NULL CHECK (status = 'active'),
-        created_at TEXT NOT NULL CHECK (created_at GLOB
-            '[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]T[0-9][0-9]:[0-9][0-9]:[0-9][0-9]Z'),
-        CHECK ((value IS NULL) = (value_key IS NULL))
-    )
-    """,
-    # Admission's one-write-per-operator-turn check looks memories up by label.
-    """
-    CREATE INDEX memories_operator_turn ON memories (source_label, id)
-        WHERE source_kind = 'operator_statement'
-    """,
-    """
-    CREATE TABLE memory_links (
-        memory_id INTEGER NOT NULL REFERENCES memories (id),
-        entity_id INTEGER NOT NULL REFERENCES entities (id),
-        role TEXT NOT NULL CHECK (role <> ''),
-        PRIMARY KEY (memory_id, entity_id, role)
-    ) WITHOUT ROWID
-    """,
-    # Walked backwards for the newest N active memories of one entity.
-    'CREATE INDEX memory_links_entity ON memory_links (entity_id, memory_id)',
-    """
-    CREATE TABLE payloads (
-        id INTEGER PRIMARY KEY,
-        memory_id INTEGER NOT NULL REFERENCES memories (id),
-        storage TEXT NOT NULL CHECK (storage IN ('inline', 'object')),
-        media_type TEXT NOT NULL CHECK (media_type <> ''),
-        text_body TEXT CHECK (text_body IS NULL OR typeof(text_body) = 'text'),
-        object_ref TEXT CHECK (object_ref IS NULL OR object_ref <> ''),
-        sha256 TEXT CHECK (sha256 IS NULL OR (
-            length(sha256) = 64 AND sha256 NOT GLOB '*[^0-9a-f]*')),
-        created_at TEXT NOT NULL CHECK (created_at GLOB
-            '[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]T[0-9][0-9]:[0-9][0-9]:[0-9][0-9]Z'),
-        CHECK (
-            (storage = 'inline' AND text_body IS NOT NULL AND object_ref IS NULL
-                AND media_type GLOB 'text/*')
-            OR (storage = 'object' AND text_body IS NULL AND object_ref IS NOT NULL
-                AND sha256 IS NOT NULL))
-    )
-    """,
-    'CREATE INDEX payloads_memory ON payloads (memory_id, id)',
-)
-
-SCHEMA_TABLES = ('entities', 'aliases', 'memories', 'memory_links', 'payloads')
 
 # Hot queries, exposed so tests can EXPLAIN exactly what runs.
 FIND_ENTITY_IDS_SQL = (
@@ -157,7 +81,7 @@ ENTITY_ALIASES_SQL = (
 # the *_IDS_SQL subqueries below, so links come in one batched query.
 MEMORIES_BY_IDS_SQL = (
     'SELECT m.id, m.kind, m.summary, m.predicate, m.value, m.source_kind, m.source_label,'
-    ' m.confidence, m.status, m.created_at, m.value_key'
+    ' m.confidence, m.status, m.created_at, m.value_key, m.retired_at, m.retired_reason'
     ' FROM memories AS m WHERE m.id IN ({ids}) ORDER BY m.id')
 LINKS_BY_IDS_SQL = (
     'SELECT l.memory_id, l.entity_id, e.canonical_name, l.role'
@@ -198,44 +122,34 @@ COUNTS_SQL = (
     " (SELECT count(*) FROM memories WHERE status = 'active'),"
     ' (SELECT count(*) FROM memory_links), (SELECT count(*) FROM payloads)')
 
+# Forget: every query walks an index (tests EXPLAIN them).
+ENTITY_MEMORY_IDS_SQL = (
+    'SELECT DISTINCT memory_id FROM memory_links WHERE entity_id = :entity_id'
+    ' ORDER BY memory_id')
+MEMORY_LINK_COUNT_SQL = 'SELECT count(*) FROM memory_links WHERE memory_id = :memory_id'
+MEMORY_PAYLOAD_COUNT_SQL = 'SELECT count(*) FROM payloads WHERE memory_id = :memory_id'
+ENTITY_ALIAS_COUNT_SQL = 'SELECT count(*) FROM aliases WHERE entity_id = :entity_id'
+DELETE_MEMORY_SQL = (
+    'DELETE FROM payloads WHERE memory_id = :memory_id',
+    'DELETE FROM memory_links WHERE memory_id = :memory_id',
+    'DELETE FROM memories WHERE id = :memory_id',
+)
+DELETE_ENTITY_SQL = (
+    'DELETE FROM aliases WHERE entity_id = :entity_id',
+    'DELETE FROM entities WHERE id = :entity_id',
+)
+RETIRE_SQL = (
+    "UPDATE memories SET status = 'retired', retired_at = :now, retired_reason = :reason"
+    " WHERE id = :memory_id AND status = 'active'")
+
+# A retirement reason is a short operator note, not a document.
+REASON_MAX_LENGTH = 500
+# How long forget waits for readers to leave the WAL before giving up on truncating it.
+WAL_TRUNCATE_ATTEMPTS = 100
+WAL_TRUNCATE_PAUSE_S = 0.01
+
 _ENTITY_ID_PATTERN = re.compile(r'ENT([1-9][0-9]*)')
 _MEMORY_ID_PATTERN = re.compile(r'MEM([1-9][0-9]*)')
-
-
-class StoreError(Exception):
-    """Base class of every store failure; `code` is a stable reason."""
-
-    code = 'backend_failure'
-
-
-class UnsupportedDatabaseError(StoreError):
-    """The file is not a schema version 1 mira_memory database."""
-
-    code = 'unsupported_database'
-
-
-class InvalidInputError(StoreError):
-    """An argument failed validation; nothing was written."""
-
-    code = 'invalid_argument'
-
-
-class NotFoundError(StoreError):
-    """A referenced entity or memory does not exist."""
-
-    code = 'not_found'
-
-
-class DuplicateAliasError(StoreError):
-    """The alias (or the canonical name) already names that entity."""
-
-    code = 'duplicate_alias'
-
-
-class BackendError(StoreError):
-    """SQLite failed or a connection setting did not take effect."""
-
-    code = 'backend_failure'
 
 
 def _excerpt(text):
@@ -320,6 +234,20 @@ class Memory:
     created_at: str
     links: tuple = ()
     value_key: str | None = None
+    retired_at: str | None = None
+    retired_reason: str | None = None
+
+
+@dataclass(frozen=True)
+class ForgetPlan:
+    """What one forget removes (or, before --yes, would remove)."""
+
+    target: str  # ENT<n> or MEM<n>
+    memory_ids: tuple
+    alias_count: int
+    link_count: int
+    payload_count: int
+    applied: bool
 
 
 @dataclass(frozen=True)
@@ -503,7 +431,8 @@ def _query_memories(conn, ids_sql, params):
         Memory(
             id=row[0], kind=row[1], summary=row[2], predicate=row[3], value=row[4],
             source_kind=row[5], source_label=row[6], confidence=row[7], status=row[8],
-            created_at=row[9], links=tuple(links.get(row[0], ())), value_key=row[10])
+            created_at=row[9], links=tuple(links.get(row[0], ())), value_key=row[10],
+            retired_at=row[11], retired_reason=row[12])
         for row in memory_rows
     ]
 
@@ -525,6 +454,22 @@ def _query_newest_active(conn, entity_id, limit):
     if len(memories) > limit:
         return memories[1:], True
     return memories, False
+
+
+def _forget_plan(conn, target, memory_ids, alias_count, apply):
+    links = payloads = 0
+    for memory_id in memory_ids:
+        params = {'memory_id': memory_id}
+        links += conn.execute(MEMORY_LINK_COUNT_SQL, params).fetchone()[0]
+        payloads += conn.execute(MEMORY_PAYLOAD_COUNT_SQL, params).fetchone()[0]
+    return ForgetPlan(target=target, memory_ids=tuple(memory_ids), alias_count=alias_count,
+                      link_count=links, payload_count=payloads, applied=apply)
+
+
+def _delete_memories(conn, memory_ids):
+    for memory_id in memory_ids:
+        for statement in DELETE_MEMORY_SQL:
+            conn.execute(statement, {'memory_id': memory_id})
 
 
 def _query_subject_predicate(conn, ids_sql, subject_id, predicate):
@@ -555,49 +500,6 @@ def _insert_memory(conn, new, now, allow_runtime_source):
         ' VALUES (?, ?, ?, ?, ?)',
         (memory_id, STORAGE_INLINE, MEDIA_TYPE_TEXT, prepared.summary, now))
     return _query_memory(conn, memory_id)
-
-
-def _schema_state(conn):
-    """
-    Classify an open database as 'empty' or 'v1'.
-
-    Raises UnsupportedDatabaseError for anything else.
-    """
-    version = conn.execute('PRAGMA user_version').fetchone()[0]
-    names = {row[0] for row in conn.execute(
-        "SELECT name FROM sqlite_master WHERE name NOT GLOB 'sqlite_*'")}
-    if version == 0 and not names:
-        return 'empty'
-    if version == 0:
-        raise UnsupportedDatabaseError(
-            'database is not empty but has no schema version (user_version 0);'
-            ' refusing to use or recreate it')
-    if version != SCHEMA_VERSION:
-        raise UnsupportedDatabaseError(
-            'database schema version %d is not supported (expected %d)'
-            % (version, SCHEMA_VERSION))
-    missing = [table for table in SCHEMA_TABLES if table not in names]
-    if missing:
-        raise UnsupportedDatabaseError(
-            'database claims schema version 1 but lacks tables: %s' % ', '.join(missing))
-    return 'v1'
-
-
-def _inspect_existing(path):
-    """Validate an existing file through a read-only connection that writes nothing."""
-    try:
-        conn = sqlite3.connect(path.as_uri() + '?mode=ro', uri=True, isolation_level=None)
-    except sqlite3.Error as exc:
-        raise BackendError('cannot open database read-only: %s' % exc) from exc
-    try:
-        return _schema_state(conn)
-    except sqlite3.OperationalError as exc:
-        raise BackendError('cannot read database: %s' % exc) from exc
-    except sqlite3.DatabaseError as exc:
-        raise UnsupportedDatabaseError(
-            'file is not a usable SQLite database: %s' % exc) from exc
-    finally:
-        conn.close()
 
 
 def _set_pragma(conn, name, value, expected):
@@ -751,8 +653,9 @@ class MemoryStore(_Reads):
         Open (or create) the database at path.
 
         A missing file, or an existing zero-byte file (which SQLite itself
-        treats as an empty database), is initialized with schema version 1.
-        Anything that is not a version 1 database raises
+        treats as an empty database), is initialized with the current schema
+        version. Anything else that is not a current database (a version 1
+        file included: memory_migrate upgrades it) raises
         UnsupportedDatabaseError and is left unchanged.
         """
         if isinstance(path, str) and not path:
@@ -774,7 +677,7 @@ class MemoryStore(_Reads):
         # Validate before any read-write connection exists: opening
         # read-write and setting WAL would modify a file we must reject.
         if path.exists() and path.stat().st_size > 0:
-            _inspect_existing(path)
+            schema.inspect_existing(path)
         try:
             conn = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False)
         except sqlite3.Error as exc:
@@ -793,11 +696,12 @@ class MemoryStore(_Reads):
             _set_pragma(conn, 'foreign_keys', 'ON', 1)
             _set_pragma(conn, 'journal_mode', 'WAL', 'wal')
             _set_pragma(conn, 'synchronous', 'FULL', 2)
+            # Forget must leave no copy of the text in the file: freed
+            # cells and pages are overwritten with zeros.
+            _set_pragma(conn, 'secure_delete', 'ON', 1)
         with self._atomic() as conn:
-            if _schema_state(conn) == 'empty':
-                for statement in SCHEMA_STATEMENTS:
-                    conn.execute(statement)
-                conn.execute('PRAGMA user_version = %d' % SCHEMA_VERSION)
+            if schema.schema_state(conn, self.path) == 'empty':
+                schema.create_schema(conn)
             self.schema_version = conn.execute('PRAGMA user_version').fetchone()[0]
 
     def open_reader(self):
@@ -882,6 +786,88 @@ class MemoryStore(_Reads):
         now = self._now()
         with self._atomic() as conn:
             return _insert_memory(conn, new, now, allow_runtime_source=False)
+
+    def retire_memory(self, memory_id, reason):
+        """
+        Mark an active memory retired, with the time and the operator's reason.
+
+        Nothing is deleted: show still finds it; recall, find, list and
+        admission's duplicate and conflict slots see active memories only.
+        """
+        memory_id = _positive_id(memory_id, 'memory id')
+        reason = _normalized(display_form, reason, 'reason')
+        if len(reason) > REASON_MAX_LENGTH:
+            raise InvalidInputError('reason is longer than %d characters' % REASON_MAX_LENGTH)
+        now = self._now()
+        with self._atomic() as conn:
+            memory = _query_memory(conn, memory_id)
+            if memory.status != STATUS_ACTIVE:
+                raise InvalidInputError('%s is already %s' % (
+                    format_memory_id(memory_id), memory.status))
+            conn.execute(RETIRE_SQL, {'now': now, 'reason': reason, 'memory_id': memory_id})
+            return _query_memory(conn, memory_id)
+
+    def forget_memory(self, memory_id, *, apply):
+        """
+        Remove one memory with its links and payloads (apply=False: only report).
+
+        The removal is one transaction; then the WAL is checkpointed and
+        truncated, so with secure_delete no copy of the text stays in any
+        database file. Returns the ForgetPlan.
+        """
+        memory_id = _positive_id(memory_id, 'memory id')
+        with self._atomic() as conn:
+            if conn.execute(MEMORY_IDS_BY_ID_SQL, {'memory_id': memory_id}).fetchone() is None:
+                raise NotFoundError('memory %s not found' % format_memory_id(memory_id))
+            plan = _forget_plan(conn, format_memory_id(memory_id), (memory_id,), 0, apply)
+            if apply:
+                _delete_memories(conn, plan.memory_ids)
+        if apply:
+            self._truncate_wal()
+        return plan
+
+    def forget_entity(self, entity_id, *, apply):
+        """
+        Remove an entity, its aliases and every memory linked to it in any role.
+
+        Those memories go with all their links (to other entities too) and
+        payloads; one transaction, then the WAL is truncated as in
+        forget_memory. apply=False only reports. Returns the ForgetPlan.
+        """
+        entity_id = _positive_id(entity_id, 'entity id')
+        params = {'entity_id': entity_id}
+        with self._atomic() as conn:
+            if conn.execute(ENTITY_SQL, params).fetchone() is None:
+                raise NotFoundError('entity %s not found' % format_entity_id(entity_id))
+            memory_ids = tuple(row[0] for row in conn.execute(ENTITY_MEMORY_IDS_SQL, params))
+            aliases = conn.execute(ENTITY_ALIAS_COUNT_SQL, params).fetchone()[0]
+            plan = _forget_plan(conn, format_entity_id(entity_id), memory_ids, aliases, apply)
+            if apply:
+                _delete_memories(conn, memory_ids)
+                for statement in DELETE_ENTITY_SQL:
+                    conn.execute(statement, params)
+        if apply:
+            self._truncate_wal()
+        return plan
+
+    def _truncate_wal(self):
+        """
+        Copy the WAL into the database and cut it to zero bytes.
+
+        TRUNCATE needs every reader out of the WAL. The node's own reader
+        only reads inside a callback on the same executor thread, so it is
+        idle here; a reader elsewhere (another process) gets a short grace.
+        """
+        with self._lock:
+            conn = self._require_open()
+            with _backend_errors('wal_checkpoint'):
+                for _ in range(WAL_TRUNCATE_ATTEMPTS):
+                    busy, _, _ = conn.execute('PRAGMA wal_checkpoint(TRUNCATE)').fetchone()
+                    if not busy:
+                        return
+                    time.sleep(WAL_TRUNCATE_PAUSE_S)
+        raise BusyError('the rows are removed, but a reader kept the write-ahead log'
+                        ' from being truncated; run the forget again to retry')
 
     def write(self):
         """Return a context manager holding one BEGIN IMMEDIATE transaction."""

@@ -34,6 +34,7 @@ from launch.launch_description_sources import PythonLaunchDescriptionSource
 import launch_testing
 import launch_testing.actions
 import launch_testing.asserts
+from mira_memory import clients
 from mira_memory.srv import AdminEntityAdd, AdminStatus, RecallMemory
 import pytest
 import rclpy
@@ -84,10 +85,10 @@ class TestBringup(unittest.TestCase):
         try:
             self.assertTrue(client.wait_for_service(timeout_sec=SERVICE_WAIT),
                             f'{name} is not served')
-            future = client.call_async(request)
-            self.executor.spin_until_future_complete(future, timeout_sec=CALL_WAIT)
-            self.assertTrue(future.done(), f'{name} did not answer within {CALL_WAIT} s')
-            return future.result()
+            response = clients.call(
+                self.executor, client, request, time.monotonic() + CALL_WAIT)
+            self.assertIsNotNone(response, f'{name} did not answer within {CALL_WAIT} s')
+            return response
         finally:
             self.node.destroy_client(client)
 

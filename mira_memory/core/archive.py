@@ -1,0 +1,516 @@
+# Copyright 2026 mira_memory developers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+Copies of a memory database: online backup, JSON Lines export, and import.
+
+Backup and export read through their own read-only connection holding one
+read transaction, so they see one consistent snapshot while the node keeps
+writing through its own connection (WAL readers never block the writer).
+Both write to a temporary file beside the target and put it in place only
+when it is complete, fsynced and verified; an existing target is kept unless
+force is given.
+
+Import is offline: it builds a new database from an export in one
+transaction, checking every store rule, and leaves no file behind when the
+export is refused.
+"""
+
+import json
+import os
+import pathlib
+import sqlite3
+
+from mira_memory.core import schema
+from mira_memory.core import store as store_module
+from mira_memory.core.errors import BackendError, InvalidInputError, StoreError
+from mira_memory.core.errors import TargetExistsError
+
+EXPORT_FORMAT = 'mira_memory export'
+# Pages per backup step: small enough that one step is a few milliseconds of
+# I/O, large enough that a 400 MB store needs no more than a few thousand steps.
+BACKUP_PAGES_PER_STEP = 1024
+RECORD_TYPES = ('entity', 'alias', 'memory', 'link', 'payload')
+# Header count names per record type (the store's counts() names).
+_COUNT_NAMES = {'entity': 'entities', 'alias': 'aliases', 'memory': 'memories',
+                'link': 'links', 'payload': 'payloads'}
+_SEQUENCE_TABLES = {'entity': 'entities', 'alias': 'aliases', 'memory': 'memories',
+                    'payload': 'payloads'}
+
+_EXPORT_SQL = {
+    'entity': 'SELECT id, entity_type, canonical_name, created_at FROM entities ORDER BY id',
+    'alias': 'SELECT id, entity_id, alias, created_at FROM aliases ORDER BY id',
+    'memory': (
+        'SELECT id, kind, summary, predicate, value, source_kind, source_label, confidence,'
+        ' status, created_at, retired_at, retired_reason FROM memories ORDER BY id'),
+    'link': 'SELECT memory_id, entity_id, role FROM memory_links'
+            ' ORDER BY memory_id, entity_id, role',
+    'payload': (
+        'SELECT id, memory_id, storage, media_type, text_body, object_ref, sha256, created_at'
+        ' FROM payloads ORDER BY id'),
+}
+_FIELDS = {
+    'entity': ('id', 'entity_type', 'canonical_name', 'created_at'),
+    'alias': ('id', 'entity_id', 'alias', 'created_at'),
+    'memory': ('id', 'kind', 'summary', 'predicate', 'value', 'source_kind', 'source_label',
+               'confidence', 'status', 'created_at', 'retired_at', 'retired_reason'),
+    'link': ('memory_id', 'entity_id', 'role'),
+    'payload': ('id', 'memory_id', 'storage', 'media_type', 'text', 'object_ref', 'sha256',
+                'created_at'),
+}
+
+
+def _absolute_target(path, force):
+    if not isinstance(path, str) or not path:
+        raise InvalidInputError('the target path is empty')
+    target = pathlib.Path(path)
+    if not target.is_absolute():
+        raise InvalidInputError('the target path must be absolute (it is resolved by the node,'
+                                " not by the caller's working directory)")
+    if not target.parent.is_dir():
+        raise InvalidInputError('the target directory does not exist: %s' % target.parent)
+    if target.is_dir():
+        raise InvalidInputError('the target is a directory: %s' % target)
+    if target.exists() and not force:
+        raise TargetExistsError('%s exists; give --force to replace it' % target)
+    return target
+
+
+def _same_file(a, b):
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return False
+
+
+def _check_target(source, target):
+    for suffix in ('', '-wal', '-shm'):
+        if _same_file(target, str(source) + suffix) or str(target) == str(source) + suffix:
+            raise InvalidInputError('the target is the database itself')
+
+
+def _fsync_path(path, directory=False):
+    fd = os.open(path, os.O_RDONLY | (os.O_DIRECTORY if directory else 0))
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _publish(partial, target, force):
+    """Put a complete, fsynced file in place; without force never replace anything."""
+    _fsync_path(partial)
+    if force:
+        os.replace(partial, target)
+    else:
+        try:
+            # link() fails if the target appeared meanwhile: no overwrite race.
+            os.link(partial, target)
+        except FileExistsError:
+            raise TargetExistsError('%s exists; give --force to replace it' % target) from None
+        os.unlink(partial)
+    _fsync_path(target.parent, directory=True)
+
+
+def _partial_name(target):
+    return target.with_name('.%s.%d.partial' % (target.name, os.getpid()))
+
+
+def _snapshot_connection(source, *, check_schema=True):
+    conn = schema.open_read_only(pathlib.Path(source))
+    try:
+        conn.execute('BEGIN')
+        # The first read pins the snapshot that every later read of this
+        # transaction (and every backup step) sees.
+        if check_schema:
+            schema.schema_state(conn, source)
+        else:
+            conn.execute('SELECT count(*) FROM sqlite_master').fetchone()
+    except BaseException:
+        conn.close()
+        raise
+    return conn
+
+
+def backup(source, target, *, force=False, pages=BACKUP_PAGES_PER_STEP, progress=None,
+           check_schema=True):
+    """
+    Copy the database at source to target with SQLite's online backup API.
+
+    Returns {'path', 'bytes', 'counts'}. The copy is one consistent snapshot,
+    stored as a single file (journal mode DELETE), checked with
+    integrity_check and compared row count by row count with the snapshot
+    before it is fsynced and put in place. check_schema=False copies a file
+    of any schema version (memory_migrate's backup of a version 1 file).
+    """
+    target = _absolute_target(target, force)
+    _check_target(source, target)
+    partial = _partial_name(target)
+    try:
+        with _closing(_snapshot_connection(source, check_schema=check_schema)) as src:
+            counts = schema.table_counts(src)
+            with _closing(sqlite3.connect(str(partial), isolation_level=None)) as dst:
+                src.backup(dst, pages=pages, progress=progress)
+                # The copy carries the source's WAL flag; a backup is one file.
+                dst.execute('PRAGMA journal_mode = DELETE').fetchall()
+                dst.execute('PRAGMA foreign_keys = ON')
+                schema.check_integrity(dst)
+                copied = schema.table_counts(dst)
+                if copied != counts:
+                    raise BackendError('the copy has %r rows, the snapshot %r' % (copied, counts))
+        _publish(partial, target, force)
+    except sqlite3.Error as exc:
+        raise BackendError('backup failed: %s: %s' % (type(exc).__name__, exc)) from exc
+    except OSError as exc:
+        raise BackendError('backup failed: %s' % exc) from exc
+    finally:
+        partial.unlink(missing_ok=True)
+    return {'path': str(target), 'bytes': target.stat().st_size, 'counts': counts}
+
+
+class _closing:
+    """Close a connection on exit without committing anything."""
+
+    def __init__(self, conn):
+        self._conn = conn
+
+    def __enter__(self):
+        return self._conn
+
+    def __exit__(self, *exc_info):
+        self._conn.close()
+        return False
+
+
+def _line(record):
+    return json.dumps(record, ensure_ascii=False, sort_keys=True, separators=(',', ':')) + '\n'
+
+
+def _sequences(conn):
+    return dict(conn.execute('SELECT name, seq FROM sqlite_sequence ORDER BY name'))
+
+
+def export(source, target, *, force=False):
+    """
+    Write the database at source as deterministic JSON Lines; return the header counts.
+
+    Line 1 is the header (format, schema version, counts, id sequences);
+    then entities, aliases, memories, links and payloads, each in id order,
+    one JSON object per line with sorted keys. Derived keys (name_key,
+    alias_key, value_key) are left out: import computes them again.
+    """
+    target = _absolute_target(target, force)
+    _check_target(source, target)
+    partial = _partial_name(target)
+    try:
+        with _closing(_snapshot_connection(source)) as src:
+            counts = schema.table_counts(src)
+            header = {
+                'type': 'header', 'format': EXPORT_FORMAT,
+                'schema_version': schema.SCHEMA_VERSION,
+                'counts': {_COUNT_NAMES[kind]: counts[_table(kind)] for kind in RECORD_TYPES},
+                'sequences': _sequences(src),
+            }
+            with open(partial, 'w', encoding='utf-8', newline='\n') as out:
+                out.write(_line(header))
+                for kind in RECORD_TYPES:
+                    fields = _FIELDS[kind]
+                    for row in src.execute(_EXPORT_SQL[kind]):
+                        record = {'type': kind}
+                        record.update(zip(fields, row))
+                        out.write(_line(record))
+        _publish(partial, target, force)
+    except sqlite3.Error as exc:
+        raise BackendError('export failed: %s: %s' % (type(exc).__name__, exc)) from exc
+    except OSError as exc:
+        raise BackendError('export failed: %s' % exc) from exc
+    finally:
+        partial.unlink(missing_ok=True)
+    return {'path': str(target), 'bytes': target.stat().st_size, 'counts': header['counts']}
+
+
+def _table(kind):
+    return 'memory_links' if kind == 'link' else _SEQUENCE_TABLES[kind]
+
+
+class ExportRefusedError(StoreError):
+    """An export was refused; the message starts with the line number."""
+
+    code = 'invalid_export'
+
+    def __init__(self, line_number, reason):
+        super().__init__('line %d: %s' % (line_number, reason))
+        self.line_number = line_number
+
+
+def _refused(line_number, reason):
+    return ExportRefusedError(line_number, reason)
+
+
+def _expect_fields(number, record, kind):
+    wanted = {'type', *_FIELDS[kind]}
+    if set(record) != wanted:
+        raise _refused(number, '%s record must have exactly the fields %s'
+                       % (kind, ', '.join(sorted(wanted))))
+
+
+def _canonical(number, field, value, function):
+    """Require a stored value to be in the store's own normal form already."""
+    if value is None:
+        return None
+    try:
+        normal = function(value)
+    except StoreError as exc:
+        raise _refused(number, str(exc)) from None
+    if normal != value:
+        raise _refused(number, '%s is not in the normal form the store writes' % field)
+    return value
+
+
+def _token(value):
+    return store_module._normalized(store_module.normalize_token, value, 'token')
+
+
+def _display(value):
+    return store_module._normalized(store_module.display_form, value, 'text')
+
+
+def _id(number, record, field):
+    value = record[field]
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise _refused(number, '%s must be a positive integer' % field)
+    return value
+
+
+class _Importer:
+    """Checks records one by one and inserts them into the open transaction."""
+
+    def __init__(self, conn):
+        self.conn = conn
+        self.counts = dict.fromkeys(RECORD_TYPES, 0)
+        self.last_key = dict.fromkeys(RECORD_TYPES)
+        self.section = 0
+
+    def _order(self, number, kind, key, label):
+        index = RECORD_TYPES.index(kind)
+        if index < self.section:
+            raise _refused(number, '%s record after the %s records (order: %s)'
+                           % (kind, RECORD_TYPES[self.section], ', '.join(RECORD_TYPES)))
+        self.section = index
+        last = self.last_key[kind]
+        if last is not None and key == last:
+            raise _refused(number, 'duplicate %s %s' % (kind, label))
+        if last is not None and key < last:
+            raise _refused(number, '%s %s out of id order' % (kind, label))
+        self.last_key[kind] = key
+        self.counts[kind] += 1
+
+    def _exists(self, number, table, row_id, label):
+        if self.conn.execute('SELECT 1 FROM %s WHERE id = ?' % table,
+                             (row_id,)).fetchone() is None:
+            raise _refused(number, 'refers to missing %s' % label)
+
+    def add(self, number, record):
+        kind = record.get('type')
+        if kind not in RECORD_TYPES:
+            raise _refused(number, 'unknown record type')
+        _expect_fields(number, record, kind)
+        getattr(self, '_add_' + kind)(number, record)
+
+    def _add_entity(self, number, r):
+        entity_id = _id(number, r, 'id')
+        self._order(number, 'entity', entity_id, store_module.format_entity_id(entity_id))
+        _canonical(number, 'entity_type', r['entity_type'], _token)
+        name, key = _name(number, 'canonical_name', r['canonical_name'])
+        self.conn.execute(
+            'INSERT INTO entities (id, entity_type, canonical_name, name_key, created_at)'
+            ' VALUES (?, ?, ?, ?, ?)', (entity_id, r['entity_type'], name, key, r['created_at']))
+
+    def _add_alias(self, number, r):
+        alias_id = _id(number, r, 'id')
+        self._order(number, 'alias', alias_id, str(alias_id))
+        entity_id = _id(number, r, 'entity_id')
+        self._exists(number, 'entities', entity_id, store_module.format_entity_id(entity_id))
+        alias, key = _name(number, 'alias', r['alias'])
+        clash = self.conn.execute(
+            'SELECT 1 FROM entities WHERE id = ? AND name_key = ?'
+            ' UNION ALL SELECT 1 FROM aliases WHERE entity_id = ? AND alias_key = ?',
+            (entity_id, key, entity_id, key)).fetchone()
+        if clash is not None:
+            raise _refused(number, 'alias already names %s'
+                           % store_module.format_entity_id(entity_id))
+        self.conn.execute(
+            'INSERT INTO aliases (id, entity_id, alias, alias_key, created_at)'
+            ' VALUES (?, ?, ?, ?, ?)', (alias_id, entity_id, alias, key, r['created_at']))
+
+    def _add_memory(self, number, r):
+        memory_id = _id(number, r, 'id')
+        self._order(number, 'memory', memory_id, store_module.format_memory_id(memory_id))
+        try:
+            prepared = store_module._prepare_memory(store_module.NewMemory(
+                kind=r['kind'], summary=r['summary'], predicate=r['predicate'],
+                value=r['value'], source_kind=r['source_kind'],
+                source_label=r['source_label'], confidence=r['confidence']),
+                allow_runtime_source=True)
+        except StoreError as exc:
+            raise _refused(number, str(exc)) from None
+        for field in ('kind', 'summary', 'predicate', 'value', 'source_kind', 'source_label'):
+            if getattr(prepared, field) != r[field]:
+                raise _refused(number, '%s is not in the normal form the store writes'
+                               % field)
+        status = r['status']
+        retired = (r['retired_at'], r['retired_reason'])
+        if status == store_module.STATUS_ACTIVE and retired != (None, None):
+            raise _refused(number, 'an active memory has no retired_at or retired_reason')
+        if status == store_module.STATUS_RETIRED:
+            if None in retired:
+                raise _refused(number, 'a retired memory needs retired_at and retired_reason')
+            _canonical(number, 'retired_reason', r['retired_reason'], _display)
+        elif status != store_module.STATUS_ACTIVE:
+            raise _refused(number, 'status must be active or retired')
+        self.conn.execute(
+            'INSERT INTO memories (id, kind, summary, predicate, value, value_key, source_kind,'
+            ' source_label, confidence, status, created_at, retired_at, retired_reason)'
+            ' VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
+            (memory_id, prepared.kind, prepared.summary, prepared.predicate, prepared.value,
+             prepared.value_key, prepared.source_kind, prepared.source_label,
+             prepared.confidence, status, r['created_at'], r['retired_at'],
+             r['retired_reason']))
+
+    def _add_link(self, number, r):
+        memory_id = _id(number, r, 'memory_id')
+        entity_id = _id(number, r, 'entity_id')
+        role = _canonical(number, 'role', r['role'], _token)
+        if role is None:
+            raise _refused(number, 'role must be a token')
+        self._order(number, 'link', (memory_id, entity_id, role),
+                    '%s %s:%s' % (store_module.format_memory_id(memory_id),
+                                  store_module.format_entity_id(entity_id), role))
+        self._exists(number, 'memories', memory_id, store_module.format_memory_id(memory_id))
+        self._exists(number, 'entities', entity_id, store_module.format_entity_id(entity_id))
+        self.conn.execute('INSERT INTO memory_links (memory_id, entity_id, role)'
+                          ' VALUES (?, ?, ?)', (memory_id, entity_id, role))
+
+    def _add_payload(self, number, r):
+        payload_id = _id(number, r, 'id')
+        self._order(number, 'payload', payload_id, str(payload_id))
+        memory_id = _id(number, r, 'memory_id')
+        self._exists(number, 'memories', memory_id, store_module.format_memory_id(memory_id))
+        self.conn.execute(
+            'INSERT INTO payloads (id, memory_id, storage, media_type, text_body, object_ref,'
+            ' sha256, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
+            (payload_id, memory_id, r['storage'], r['media_type'], r['text'], r['object_ref'],
+             r['sha256'], r['created_at']))
+
+
+def _name(number, field, value):
+    try:
+        display, key = store_module._name_forms(value, field)
+    except StoreError as exc:
+        raise _refused(number, str(exc)) from None
+    if display != value:
+        raise _refused(number, '%s is not in the normal form the store writes' % field)
+    return display, key
+
+
+def _counter_map(value):
+    return isinstance(value, dict) and all(
+        isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in value.values())
+
+
+def _header(number, text):
+    try:
+        header = json.loads(text)
+    except ValueError:
+        raise _refused(number, 'not a JSON object (is this an export?)') from None
+    if not isinstance(header, dict) or (header.get('type'), header.get('format')) != (
+            'header', EXPORT_FORMAT):
+        raise _refused(number, 'the first line is not a mira_memory export header')
+    if header.get('schema_version') != schema.SCHEMA_VERSION:
+        raise _refused(number, 'export schema version %r is not supported (expected %d)'
+                       % (header.get('schema_version'), schema.SCHEMA_VERSION))
+    counts, sequences = header.get('counts'), header.get('sequences')
+    if not _counter_map(counts) or set(counts) != set(_COUNT_NAMES.values()):
+        raise _refused(number, 'header counts are missing or malformed')
+    if not _counter_map(sequences) or not set(sequences) <= set(schema.ID_TABLES):
+        raise _refused(number, 'header sequences are malformed')
+    return counts, sequences
+
+
+def import_export(database, lines):
+    """
+    Fill the empty database file `database` from export lines; return the counts.
+
+    database must be a path to an absent or zero-byte file that the caller
+    owns (core.ownership). Everything happens in one transaction; on any
+    refusal ExportRefusedError names the line, the transaction rolls back and the
+    caller removes the file.
+    """
+    conn = sqlite3.connect(str(database), isolation_level=None)
+    try:
+        for pragma, value, expected in (('foreign_keys', 'ON', 1),
+                                        ('journal_mode', 'WAL', 'wal'),
+                                        ('synchronous', 'FULL', 2)):
+            store_module._set_pragma(conn, pragma, value, expected)
+        conn.execute('BEGIN IMMEDIATE')
+        if schema.schema_state(conn, database) != 'empty':
+            raise InvalidInputError('the target database is not empty')
+        schema.create_schema(conn)
+        importer = _Importer(conn)
+        header = None
+        number = 0
+        for number, text in enumerate(lines, 1):
+            if not text.endswith('\n'):
+                raise _refused(number, 'line is incomplete (the export is truncated)')
+            if header is None:
+                header = _header(number, text)
+                continue
+            try:
+                record = json.loads(text)
+            except ValueError:
+                raise _refused(number, 'not a JSON object') from None
+            if not isinstance(record, dict):
+                raise _refused(number, 'not a JSON object')
+            try:
+                importer.add(number, record)
+            except sqlite3.IntegrityError as exc:
+                raise _refused(number, 'breaks a store rule (%s)' % exc) from None
+        if header is None:
+            raise _refused(max(number, 1), 'the export is empty')
+        counts, sequences = header
+        found = {_COUNT_NAMES[kind]: importer.counts[kind] for kind in RECORD_TYPES}
+        if found != counts:
+            missing = ', '.join('%s %d of %d' % (name, found[name], counts[name])
+                                for name in counts if found[name] != counts[name])
+            raise _refused(number + 1, 'the export is truncated or padded: found %s'
+                           % missing)
+        for table in schema.ID_TABLES:
+            top = conn.execute('SELECT coalesce(max(id), 0) FROM %s' % table).fetchone()[0]
+            seq = sequences.get(table)
+            if seq is None and top == 0:
+                continue
+            if seq is None or seq < top:
+                raise _refused(1, 'header sequence of %s is below its largest id' % table)
+            conn.execute('DELETE FROM sqlite_sequence WHERE name = ?', (table,))
+            conn.execute('INSERT INTO sqlite_sequence (name, seq) VALUES (?, ?)', (table, seq))
+        schema.check_integrity(conn)
+        conn.execute('COMMIT')
+        conn.execute('PRAGMA wal_checkpoint(TRUNCATE)').fetchall()
+        return found
+    except BaseException:
+        if conn.in_transaction:
+            conn.execute('ROLLBACK')
+        raise
+    finally:
+        conn.close()

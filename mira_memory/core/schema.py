@@ -1,0 +1,301 @@
+# Copyright 2026 mira_memory developers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+The store's SQLite schema (version 2), how a file is classified, and the v1 -> v2 migration.
+
+Version 2 differs from version 1 in two ways only:
+- a memory is `active` or `retired`; a retired one records when
+  (retired_at) and why (retired_reason), both NULL while active;
+- entities, aliases, memories and payloads use AUTOINCREMENT, so an id is
+  never given again, even after the newest row was forgotten (version 1's
+  plain INTEGER PRIMARY KEY reuses max(id) + 1).
+
+Memory_links has no id of its own and is unchanged.
+"""
+
+import sqlite3
+
+from mira_memory.core.errors import BackendError, UnsupportedDatabaseError
+
+SCHEMA_VERSION = 2
+MIGRATE_COMMAND = 'ros2 run mira_memory memory_migrate --database %s'
+
+_TIMESTAMP_GLOB = (
+    "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]T[0-9][0-9]:[0-9][0-9]:[0-9][0-9]Z'")
+
+# Tables and indexes are kept apart so the migration can build the tables
+# under temporary names and add the indexes once they have their own.
+_TABLES = {
+    'entities': """
+    CREATE TABLE entities (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        entity_type TEXT NOT NULL CHECK (entity_type <> ''),
+        canonical_name TEXT NOT NULL CHECK (canonical_name <> ''),
+        name_key TEXT NOT NULL CHECK (name_key <> ''),
+        created_at TEXT NOT NULL CHECK (created_at GLOB {ts})
+    )
+    """,
+    'aliases': """
+    CREATE TABLE aliases (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        entity_id INTEGER NOT NULL REFERENCES entities (id),
+        alias TEXT NOT NULL CHECK (alias <> ''),
+        alias_key TEXT NOT NULL CHECK (alias_key <> ''),
+        created_at TEXT NOT NULL CHECK (created_at GLOB {ts}),
+        UNIQUE (entity_id, alias_key)
+    )
+    """,
+    'memories': """
+    CREATE TABLE memories (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        kind TEXT NOT NULL CHECK (
+            kind IN ('fact', 'preference', 'relationship', 'observation', 'event')),
+        summary TEXT NOT NULL CHECK (summary <> ''),
+        predicate TEXT CHECK (predicate IS NULL OR predicate <> ''),
+        value TEXT CHECK (value IS NULL OR value <> ''),
+        value_key TEXT CHECK (value_key IS NULL OR value_key <> ''),
+        source_kind TEXT NOT NULL CHECK (source_kind <> ''),
+        source_label TEXT NOT NULL,
+        confidence REAL CHECK (confidence IS NULL OR (
+            typeof(confidence) = 'real' AND confidence >= 0.0 AND confidence <= 1.0)),
+        status TEXT NOT NULL CHECK (status IN ('active', 'retired')),
+        created_at TEXT NOT NULL CHECK (created_at GLOB {ts}),
+        retired_at TEXT CHECK (retired_at IS NULL OR retired_at GLOB {ts}),
+        retired_reason TEXT CHECK (retired_reason IS NULL OR retired_reason <> ''),
+        CHECK ((value IS NULL) = (value_key IS NULL)),
+        CHECK ((status = 'retired') = (retired_at IS NOT NULL)),
+        CHECK ((status = 'retired') = (retired_reason IS NOT NULL))
+    )
+    """,
+    'memory_links': """
+    CREATE TABLE memory_links (
+        memory_id INTEGER NOT NULL REFERENCES memories (id),
+        entity_id INTEGER NOT NULL REFERENCES entities (id),
+        role TEXT NOT NULL CHECK (role <> ''),
+        PRIMARY KEY (memory_id, entity_id, role)
+    ) WITHOUT ROWID
+    """,
+    'payloads': """
+    CREATE TABLE payloads (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        memory_id INTEGER NOT NULL REFERENCES memories (id),
+        storage TEXT NOT NULL CHECK (storage IN ('inline', 'object')),
+        media_type TEXT NOT NULL CHECK (media_type <> ''),
+        text_body TEXT CHECK (text_body IS NULL OR typeof(text_body) = 'text'),
+        object_ref TEXT CHECK (object_ref IS NULL OR object_ref <> ''),
+        sha256 TEXT CHECK (sha256 IS NULL OR (
+            length(sha256) = 64 AND sha256 NOT GLOB '*[^0-9a-f]*')),
+        created_at TEXT NOT NULL CHECK (created_at GLOB {ts}),
+        CHECK (
+            (storage = 'inline' AND text_body IS NOT NULL AND object_ref IS NULL
+                AND media_type GLOB 'text/*')
+            OR (storage = 'object' AND text_body IS NULL AND object_ref IS NOT NULL
+                AND sha256 IS NOT NULL))
+    )
+    """,
+}
+
+_INDEXES = {
+    'entities': ('CREATE INDEX entities_name_key ON entities (name_key, id)',),
+    'aliases': ('CREATE INDEX aliases_alias_key ON aliases (alias_key, entity_id)',),
+    'memories': (
+        # Admission's one-write-per-operator-turn check looks memories up by label.
+        """
+        CREATE INDEX memories_operator_turn ON memories (source_label, id)
+            WHERE source_kind = 'operator_statement'
+        """,),
+    # Walked backwards for the newest N active memories of one entity, and
+    # by forget to find every memory linked to an entity.
+    'memory_links': ('CREATE INDEX memory_links_entity ON memory_links (entity_id, memory_id)',),
+    'payloads': ('CREATE INDEX payloads_memory ON payloads (memory_id, id)',),
+}
+
+SCHEMA_TABLES = ('entities', 'aliases', 'memories', 'memory_links', 'payloads')
+# The tables whose ids are rendered or exported: AUTOINCREMENT keeps them unique forever.
+ID_TABLES = ('entities', 'aliases', 'memories', 'payloads')
+
+SCHEMA_STATEMENTS = tuple(
+    statement
+    for table in SCHEMA_TABLES
+    for statement in (_TABLES[table].format(ts=_TIMESTAMP_GLOB), *_INDEXES[table]))
+
+# Version 1 columns in version 2 order; the two retirement columns start NULL.
+_V1_COLUMNS = {
+    'entities': 'id, entity_type, canonical_name, name_key, created_at',
+    'aliases': 'id, entity_id, alias, alias_key, created_at',
+    'memories': ('id, kind, summary, predicate, value, value_key, source_kind, source_label,'
+                 ' confidence, status, created_at'),
+    'payloads': ('id, memory_id, storage, media_type, text_body, object_ref, sha256,'
+                 ' created_at'),
+}
+
+
+def create_schema(conn):
+    """Create every table and index of the current version in an empty database."""
+    for statement in SCHEMA_STATEMENTS:
+        conn.execute(statement)
+    conn.execute('PRAGMA user_version = %d' % SCHEMA_VERSION)
+
+
+def _names(conn):
+    return {row[0] for row in conn.execute(
+        "SELECT name FROM sqlite_master WHERE name NOT GLOB 'sqlite_*'")}
+
+
+def _require_tables(conn, version):
+    missing = [table for table in SCHEMA_TABLES if table not in _names(conn)]
+    if missing:
+        raise UnsupportedDatabaseError(
+            'database claims schema version %d but lacks tables: %s'
+            % (version, ', '.join(missing)))
+
+
+def schema_state(conn, path=None):
+    """
+    Classify an open database as 'empty' or 'current' (version 2).
+
+    Raises UnsupportedDatabaseError for anything else; for a version 1 file
+    the message names the migration command.
+    """
+    version = conn.execute('PRAGMA user_version').fetchone()[0]
+    names = _names(conn)
+    if version == 0 and not names:
+        return 'empty'
+    if version == 0:
+        raise UnsupportedDatabaseError(
+            'database is not empty but has no schema version (user_version 0);'
+            ' refusing to use or recreate it')
+    if version == 1:
+        raise UnsupportedDatabaseError(
+            'database has schema version 1, this node needs version %d; it was left'
+            ' unchanged: stop the node and run: %s'
+            % (SCHEMA_VERSION, MIGRATE_COMMAND % (path or 'PATH')))
+    if version != SCHEMA_VERSION:
+        raise UnsupportedDatabaseError(
+            'database schema version %d is not supported (expected %d)'
+            % (version, SCHEMA_VERSION))
+    _require_tables(conn, version)
+    return 'current'
+
+
+def open_read_only(path):
+    """
+    Open path through a read-only URI connection that never writes to the file.
+
+    With no -wal file beside it the main file is the whole database, so it is
+    opened immutable: SQLite then creates no -wal or -shm either, and a
+    refused file is left exactly as it was, with nothing beside it.
+    """
+    wal = path.with_name(path.name + '-wal')
+    mode = 'mode=ro' if wal.exists() else 'mode=ro&immutable=1'
+    try:
+        return sqlite3.connect(path.as_uri() + '?' + mode, uri=True, isolation_level=None,
+                               check_same_thread=False)
+    except sqlite3.Error as exc:
+        raise BackendError('cannot open database read-only: %s' % exc) from exc
+
+
+def read_version(path):
+    """Return (user_version, table names) of the file at path, read-only."""
+    conn = open_read_only(path)
+    try:
+        return conn.execute('PRAGMA user_version').fetchone()[0], _names(conn)
+    except sqlite3.OperationalError as exc:
+        raise BackendError('cannot read database: %s' % exc) from exc
+    except sqlite3.DatabaseError as exc:
+        raise UnsupportedDatabaseError(
+            'file is not a usable SQLite database: %s' % exc) from exc
+    finally:
+        conn.close()
+
+
+def inspect_existing(path):
+    """Validate an existing file through a read-only connection that writes nothing."""
+    conn = open_read_only(path)
+    try:
+        return schema_state(conn, path)
+    except sqlite3.OperationalError as exc:
+        raise BackendError('cannot read database: %s' % exc) from exc
+    except sqlite3.DatabaseError as exc:
+        raise UnsupportedDatabaseError(
+            'file is not a usable SQLite database: %s' % exc) from exc
+    finally:
+        conn.close()
+
+
+def table_counts(conn):
+    """Return {table: row count} of every schema table."""
+    return {table: conn.execute('SELECT count(*) FROM %s' % table).fetchone()[0]
+            for table in SCHEMA_TABLES}
+
+
+def check_integrity(conn):
+    """Raise BackendError unless integrity_check and foreign_key_check both pass."""
+    problems = [row[0] for row in conn.execute('PRAGMA integrity_check')]
+    if problems != ['ok']:
+        raise BackendError('integrity_check failed: %s' % '; '.join(problems[:3]))
+    if conn.execute('PRAGMA foreign_key_check').fetchone() is not None:
+        raise BackendError('foreign_key_check found rows with missing references')
+
+
+def migrate_v1_to_v2(conn):
+    """
+    Rebuild a version 1 database as version 2 in one transaction; return the row counts.
+
+    conn must be a read-write connection with no open transaction. Each
+    table with an id is rebuilt under a temporary name, filled in id order,
+    and swapped in (SQLite's documented way to change a table's definition),
+    so every id and every row is kept. foreign_keys is off during the swap
+    (the old and new tables briefly coexist) and foreign_key_check proves the
+    result before the commit; any failure rolls everything back.
+    """
+    if conn.in_transaction:
+        raise BackendError('migration needs a connection with no open transaction')
+    conn.execute('PRAGMA foreign_keys = OFF')
+    try:
+        conn.execute('BEGIN IMMEDIATE')
+        try:
+            version = conn.execute('PRAGMA user_version').fetchone()[0]
+            if version != 1:
+                raise UnsupportedDatabaseError(
+                    'database schema version is %d, not 1; nothing to migrate' % version)
+            _require_tables(conn, 1)
+            before = table_counts(conn)
+            for table in ID_TABLES:
+                conn.execute(_TABLES[table].format(ts=_TIMESTAMP_GLOB).replace(
+                    'CREATE TABLE %s (' % table, 'CREATE TABLE new_%s (' % table, 1))
+                conn.execute('INSERT INTO new_%s (%s) SELECT %s FROM %s ORDER BY id'
+                             % (table, _V1_COLUMNS[table], _V1_COLUMNS[table], table))
+            for table in ID_TABLES:
+                # Dropping a table drops its indexes; they are made again below.
+                conn.execute('DROP TABLE %s' % table)
+            for table in ID_TABLES:
+                conn.execute('ALTER TABLE new_%s RENAME TO %s' % (table, table))
+                for statement in _INDEXES[table]:
+                    conn.execute(statement)
+            after = table_counts(conn)
+            if after != before:
+                raise BackendError('row counts changed during migration: %r -> %r'
+                                   % (before, after))
+            check_integrity(conn)
+            conn.execute('PRAGMA user_version = %d' % SCHEMA_VERSION)
+            conn.execute('COMMIT')
+        except BaseException:
+            if conn.in_transaction:
+                conn.execute('ROLLBACK')
+            raise
+    finally:
+        conn.execute('PRAGMA foreign_keys = ON')
+    return after
