@@ -48,6 +48,16 @@ def test_these_full_stops_do_not_end_the_sentence(utterance):
     assert len(grounding._sentences(tokens, grounding.language())) == 1
 
 
+@pytest.mark.parametrize('utterance', [
+    "Bob Stone's blood type is B.", 'Ada Lovelace likes \u00df.', 'Ada takes vitamin C..."'])
+def test_a_single_letter_at_the_end_of_the_text_ends_its_sentence(utterance):
+    tokens = tokenize(utterance)
+    sentences = grounding._sentences(tokens, grounding.language())
+
+    assert len(sentences) == 1
+    assert tokens[sentences[0].end - 1].is_word
+
+
 def test_every_shipped_language_file_loads():
     files = sorted(LANGUAGE_DIRECTORY.glob('*.toml'))
 
