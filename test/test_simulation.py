@@ -148,10 +148,15 @@ class Simulation:
 
     def episode_id(self, name):
         """Return the episode id this run's operator source published for a scenario name."""
-        for message in self.results:
-            if scenario.episode_name(message.episode_id) == name:
-                return message.episode_id
-        raise AssertionError(f'no results of episode {name}')
+        def published():
+            for message in self.results:
+                if scenario.episode_name(message.episode_id) == name:
+                    return message.episode_id
+            return None
+        # The operator source may have exited before this client took every
+        # result it published: keep spinning until one of the episode arrives.
+        self.spin_until(lambda: published() is not None, f'a result of episode {name}')
+        return published()
 
     def wait_for_turn(self, episode_id, turn_id):
         self.spin_until(
