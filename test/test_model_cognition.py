@@ -114,12 +114,9 @@ def server():
 
 
 @pytest.fixture(scope='module')
-def rig(ros, module_memory_node, server):
+def rig(ros, module_memory_node, shared_memory_node, server):
     os.environ[KEY_ENV] = KEY
-    memory = module_memory_node(
-        {'enabled': True, 'database_path': str(module_memory_node.directory / 'm.sqlite3'),
-         'robot_profile': 'Mira'}, ros=ros)
-    started = Rig(ros, memory, server, module_memory_node.directory)
+    started = Rig(ros, shared_memory_node, server, module_memory_node.directory)
     yield started
     started.close()
 
