@@ -37,11 +37,10 @@ import shlex
 import sys
 import time
 
-from mira_memory import console
+from mira_memory import console, parameters
 from mira_memory.cognition import (
     HISTORY_PUBLISHER_QOS, HISTORY_SUBSCRIBER_QOS, TOOL_RESULTS_TOPIC, UTTERANCE_TOPIC)
 from mira_memory.msg import OperatorUtterance, ToolResult
-from rcl_interfaces.msg import ParameterDescriptor, ParameterType
 import rclpy
 from rclpy.executors import SingleThreadedExecutor
 from rclpy.node import Node
@@ -68,24 +67,18 @@ class OperatorChat(Node):
 
     def __init__(self, **kwargs):
         super().__init__('operator_chat', **kwargs)
-
-        def declare(name, default, kind, description):
-            self.declare_parameter(name, default, ParameterDescriptor(
-                type=kind, read_only=True, description=description))
-
-        declare('cognition_node', 'cognition', ParameterType.PARAMETER_STRING,
-                'Cognition node to wait for before the first turn; relative names '
-                "resolve in this node's namespace.")
-        declare('memory_node', 'memory', ParameterType.PARAMETER_STRING,
-                'Memory node the memory console commands go to; relative names '
-                "resolve in this node's namespace.")
-        declare('start_timeout_sec', 30.0, ParameterType.PARAMETER_DOUBLE,
-                'How long to wait for the cognition node to subscribe.')
-        declare('turn_timeout_sec', 300.0, ParameterType.PARAMETER_DOUBLE,
-                "How long to wait for a turn's end-of-turn marker (a local model can be "
-                'slow).')
-        self.settings = {name: self.get_parameter(name).value for name in (
-            'cognition_node', 'memory_node', 'start_timeout_sec', 'turn_timeout_sec')}
+        self.settings = parameters.declare_read_only(self, (
+            ('cognition_node', 'cognition',
+             'Cognition node to wait for before the first turn; relative names '
+             "resolve in this node's namespace."),
+            ('memory_node', 'memory',
+             'Memory node the memory console commands go to; relative names '
+             "resolve in this node's namespace."),
+            ('start_timeout_sec', 30.0, 'How long to wait for the cognition node to subscribe.'),
+            ('turn_timeout_sec', 300.0,
+             "How long to wait for a turn's end-of-turn marker (a local model can be "
+             'slow).'),
+        ))
         self._utterances = self.create_publisher(
             OperatorUtterance, UTTERANCE_TOPIC, HISTORY_PUBLISHER_QOS)
         self._results = []

@@ -41,13 +41,12 @@ without a marker before its deadline) exits 1.
 import sys
 import time
 
-from mira_memory import clients
+from mira_memory import clients, parameters
 from mira_memory import scenario as scenario_file
 from mira_memory.cognition import (
     HISTORY_PUBLISHER_QOS, HISTORY_SUBSCRIBER_QOS, TOOL_RESULTS_TOPIC, UTTERANCE_TOPIC)
 from mira_memory.msg import OperatorUtterance, ToolResult
 from mira_memory.srv import AdminAliasAdd, AdminEntityAdd, AdminEntityFind
-from rcl_interfaces.msg import ParameterDescriptor, ParameterType
 import rclpy
 from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
 from rclpy.impl.implementation_singleton import rclpy_implementation
@@ -65,31 +64,23 @@ class OperatorSource(Node):
 
     def __init__(self, **kwargs):
         super().__init__('operator_source', **kwargs)
-
-        def declare(name, default, kind, description):
-            self.declare_parameter(name, default, ParameterDescriptor(
-                type=kind, read_only=True, description=description))
-
-        declare('scenario_file', '', ParameterType.PARAMETER_STRING,
-                'Scenario TOML file: the seed and the operator turns.')
-        declare('memory_node', 'memory', ParameterType.PARAMETER_STRING,
-                'Memory node whose admin services perform the seed and which must hear '
-                "every turn; relative names resolve in this node's namespace.")
-        declare('cognition_node', 'cognition', ParameterType.PARAMETER_STRING,
-                'Cognition node to wait for before the first utterance; relative names '
-                "resolve in this node's namespace.")
-        declare('call_timeout_sec', 10.0, ParameterType.PARAMETER_DOUBLE,
-                'Deadline of one admin call, including waiting for the memory node.')
-        declare('start_timeout_sec', 30.0, ParameterType.PARAMETER_DOUBLE,
-                'How long to wait for the cognition and memory nodes to subscribe to '
-                'operator/utterance.')
-        declare('turn_timeout_sec', 30.0, ParameterType.PARAMETER_DOUBLE,
-                "How long to wait for a turn's end-of-turn marker.")
-        declare('exit_when_done', True, ParameterType.PARAMETER_BOOL,
-                'Exit (code 0) after the last turn; false keeps the node spinning.')
-        self.settings = {name: self.get_parameter(name).value for name in (
-            'scenario_file', 'memory_node', 'cognition_node', 'call_timeout_sec',
-            'start_timeout_sec', 'turn_timeout_sec', 'exit_when_done')}
+        self.settings = parameters.declare_read_only(self, (
+            ('scenario_file', '', 'Scenario TOML file: the seed and the operator turns.'),
+            ('memory_node', 'memory',
+             'Memory node whose admin services perform the seed and which must hear '
+             "every turn; relative names resolve in this node's namespace."),
+            ('cognition_node', 'cognition',
+             'Cognition node to wait for before the first utterance; relative names '
+             "resolve in this node's namespace."),
+            ('call_timeout_sec', 10.0,
+             'Deadline of one admin call, including waiting for the memory node.'),
+            ('start_timeout_sec', 30.0,
+             'How long to wait for the cognition and memory nodes to subscribe to '
+             'operator/utterance.'),
+            ('turn_timeout_sec', 30.0, "How long to wait for a turn's end-of-turn marker."),
+            ('exit_when_done', True,
+             'Exit (code 0) after the last turn; false keeps the node spinning.'),
+        ))
         self.completed = False
         self.run_id = scenario_file.new_run_id()
         if not self.settings['scenario_file']:
