@@ -33,21 +33,20 @@ added and memories inspected alongside the conversation. `/quit`, `quit`,
 
 import datetime
 import secrets
-import shlex
 import sys
 import time
 
 from mira_memory import console, parameters
-from mira_memory.cognition import (
-    HISTORY_PUBLISHER_QOS, HISTORY_SUBSCRIBER_QOS, TOOL_RESULTS_TOPIC, UTTERANCE_TOPIC)
-from mira_memory.msg import OperatorUtterance, ToolResult
+from mira_memory.cognition import UTTERANCE_TOPIC
+from mira_memory.msg import ToolResult
+from mira_memory.operator_topics import (
+    absolute_node_name, OperatorTopics, SPIN_STEP_SEC, spin_until)
 import rclpy
 from rclpy.executors import SingleThreadedExecutor
 from rclpy.node import Node
 from rclpy.signals import SignalHandlerOptions
 
 PROMPT = 'operator> '
-SPIN_STEP_SEC = 0.05
 NEW_EPISODE = '/new'
 QUIT = ('/quit', 'quit', 'exit')
 HELP = """Type what the operator says; each line is one turn of the current episode.
@@ -79,11 +78,8 @@ class OperatorChat(Node):
              "How long to wait for a turn's end-of-turn marker (a local model can be "
              'slow).'),
         ))
-        self._utterances = self.create_publisher(
-            OperatorUtterance, UTTERANCE_TOPIC, HISTORY_PUBLISHER_QOS)
         self._results = []
-        self.create_subscription(
-            ToolResult, TOOL_RESULTS_TOPIC, self._results.append, HISTORY_SUBSCRIBER_QOS)
+        self._topics = OperatorTopics(self, self._results.append)
         self.executor_ = SingleThreadedExecutor(context=self.context)
         self.executor_.add_node(self)
         self.episode_id = new_episode_id()
@@ -91,25 +87,14 @@ class OperatorChat(Node):
 
     def absolute(self, name):
         """Return a node name resolved in this node's namespace."""
-        if name.startswith('/'):
-            return name
-        return f'{self.get_namespace().rstrip("/")}/{name}'
+        return absolute_node_name(name, self.get_namespace())
 
     def wait_for_cognition(self):
         """Return True once cognition (and every other subscriber seen) is matched."""
-        namespace, _, name = self.absolute(self.settings['cognition_node']).rpartition('/')
-        namespace = namespace or '/'
-        topic = self._utterances.topic_name
-
-        def subscribed():
-            subscribers = self.get_subscriptions_info_by_topic(topic)
-            present = any(info.node_name == name and info.node_namespace == namespace
-                          for info in subscribers)
-            # Every subscriber (a memory node observing turns, too) must be
-            # matched before the first turn, or it would miss that turn.
-            return present and self._utterances.get_subscription_count() >= len(subscribers)
-
-        return self._spin_until(subscribed, self.settings['start_timeout_sec'])
+        return spin_until(
+            self.executor_,
+            lambda: self._topics.listeners_matched([self.settings['cognition_node']]),
+            self.settings['start_timeout_sec'])
 
     def new_episode(self):
         """Start the next episode; turn ids restart at t1."""
@@ -120,8 +105,7 @@ class OperatorChat(Node):
         """Publish one operator turn, print what comes back; return the marker or None."""
         self._turns += 1
         key = (self.episode_id, f't{self._turns}')
-        self._utterances.publish(
-            OperatorUtterance(episode_id=key[0], turn_id=key[1], text=text))
+        self._topics.say(*key, text)
         printed = 0
         deadline = time.monotonic() + self.settings['turn_timeout_sec']
         while True:
@@ -139,14 +123,6 @@ class OperatorChat(Node):
                       f'{self.settings["turn_timeout_sec"]:g} s)', file=out)
                 return None
             self.executor_.spin_once(timeout_sec=SPIN_STEP_SEC)
-
-    def _spin_until(self, condition, timeout):
-        deadline = time.monotonic() + timeout
-        while not condition():
-            if time.monotonic() >= deadline:
-                return False
-            self.executor_.spin_once(timeout_sec=SPIN_STEP_SEC)
-        return True
 
 
 def _indented(text):
@@ -172,19 +148,14 @@ def _print_end_of_turn(message, out):
 
 def _console_command(chat, session, line, out, err):
     """Run one `memory ...` line through the console; return the (lazily made) session."""
-    try:
-        tokens = shlex.split(line)
-    except ValueError:
-        print('usage error: cannot split the line (unbalanced quotes?)', file=err)
-        return session
     if session is None:
         settings = console.Settings(
             memory_node=chat.absolute(chat.settings['memory_node']),
             cognition_node=chat.absolute(chat.settings['cognition_node']))
         session = console.Session(['operator_chat'], settings)
     try:
-        # The console's own parse-call-print step, so output matches memory_console.
-        console._run(session, tokens, out, err)
+        # The console's own line handling, so output matches memory_console.
+        console.run_line(session, line, out, err)
     except KeyboardInterrupt:
         print('interrupted', file=err)
     return session

@@ -43,16 +43,13 @@ import time
 
 from mira_memory import clients, parameters
 from mira_memory import scenario as scenario_file
-from mira_memory.cognition import (
-    HISTORY_PUBLISHER_QOS, HISTORY_SUBSCRIBER_QOS, TOOL_RESULTS_TOPIC, UTTERANCE_TOPIC)
-from mira_memory.msg import OperatorUtterance, ToolResult
+from mira_memory.msg import ToolResult
+from mira_memory.operator_topics import absolute_node_name, OperatorTopics, spin_until
 from mira_memory.srv import AdminAliasAdd, AdminEntityAdd, AdminEntityFind
 import rclpy
 from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
 from rclpy.impl.implementation_singleton import rclpy_implementation
 from rclpy.node import Node
-
-SPIN_STEP_SEC = 0.05
 
 
 class ScenarioFailed(RuntimeError):
@@ -93,11 +90,8 @@ class OperatorSource(Node):
         self._entity_find = self.create_client(AdminEntityFind, f'{memory}/admin/entity_find')
         self._entity_add = self.create_client(AdminEntityAdd, f'{memory}/admin/entity_add')
         self._alias_add = self.create_client(AdminAliasAdd, f'{memory}/admin/alias_add')
-        self._utterances = self.create_publisher(
-            OperatorUtterance, UTTERANCE_TOPIC, HISTORY_PUBLISHER_QOS)
         self._finished_turns = set()
-        self.create_subscription(
-            ToolResult, TOOL_RESULTS_TOPIC, self._on_tool_result, HISTORY_SUBSCRIBER_QOS)
+        self._topics = OperatorTopics(self, self._on_tool_result)
 
     def _on_tool_result(self, message):
         if (message.episode_kind == ToolResult.EPISODE_OPERATOR and
@@ -145,30 +139,19 @@ class OperatorSource(Node):
 
     def wait_for_listeners(self):
         """Wait until the cognition and memory nodes' utterance subscriptions are matched."""
-        listeners = [_split_node_name(self.settings[parameter], self.get_namespace())
-                     for parameter in ('cognition_node', 'memory_node')]
-        topic = self._utterances.topic_name
-
-        def subscribed():
-            subscribers = self.get_subscriptions_info_by_topic(topic)
-            present = all(
-                any(info.node_name == name and info.node_namespace == namespace
-                    for info in subscribers)
-                for namespace, name in listeners)
-            # Graph discovery and endpoint matching are separate; wait for both.
-            return present and self._utterances.get_subscription_count() >= len(subscribers)
-
-        if not self._spin_until(subscribed, self.settings['start_timeout_sec']):
-            names = ' and '.join(
-                f'{namespace.rstrip("/")}/{name}' for namespace, name in listeners)
-            raise ScenarioFailed(f'{names} did not both subscribe to {topic}')
+        listeners = [self.settings['cognition_node'], self.settings['memory_node']]
+        if not self._spin_until(lambda: self._topics.listeners_matched(listeners),
+                                self.settings['start_timeout_sec']):
+            names = ' and '.join(absolute_node_name(name, self.get_namespace())
+                                 for name in listeners)
+            raise ScenarioFailed(
+                f'{names} did not both subscribe to {self._topics.utterance_topic}')
 
     def play(self, episode_id, turn):
         """Publish one operator turn and wait for its end-of-turn marker."""
         key = (episode_id, turn.id)
         self._finished_turns.discard(key)
-        self._utterances.publish(
-            OperatorUtterance(episode_id=episode_id, turn_id=turn.id, text=turn.text))
+        self._topics.say(episode_id, turn.id, turn.text)
         self.get_logger().info(f'operator {episode_id}/{turn.id}: {turn.text}')
         if not self._spin_until(lambda: key in self._finished_turns,
                                 self.settings['turn_timeout_sec']):
@@ -187,23 +170,7 @@ class OperatorSource(Node):
         return response
 
     def _spin_until(self, condition, timeout):
-        deadline = time.monotonic() + timeout
-        while not condition():
-            if time.monotonic() >= deadline:
-                return False
-            self._executor.spin_once(timeout_sec=SPIN_STEP_SEC)
-        return True
-
-
-def _split_node_name(name, own_namespace):
-    """Return (namespace, name) of a node name, relative names in own_namespace."""
-    if name.startswith('/'):
-        namespace, _, base = name.rpartition('/')
-        return namespace or '/', base
-    if '/' in name:
-        relative, _, base = name.rpartition('/')
-        return f'{own_namespace.rstrip("/")}/{relative}', base
-    return own_namespace, name
+        return spin_until(self._executor, condition, timeout)
 
 
 def main(args=None):
