@@ -28,7 +28,8 @@ so a restart never reuses one); `/new` starts the next episode, which gets a
 fresh acquisition budget. Lines starting with `memory` are console commands
 (docs/console.md) run by an in-process memory_console, so entities can be
 added and memories inspected alongside the conversation. `/quit`, `quit`,
-`exit` or end of input leave (exit 0). Exit 1: cognition never subscribed.
+`exit` or end of input leave (exit 0). Exit 1: a parameter of the wrong type, or
+cognition never subscribed.
 """
 
 import datetime
@@ -36,7 +37,7 @@ import secrets
 import sys
 import time
 
-from mira_memory import console, parameters
+from mira_memory import console, node_runner, parameters
 from mira_memory.cognition import UTTERANCE_TOPIC
 from mira_memory.msg import ToolResult
 from mira_memory.operator_topics import (
@@ -184,7 +185,11 @@ def main(args=None, *, stdin=None, stdout=None, stderr=None):
     rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
     chat = session = None
     try:
-        chat = OperatorChat()
+        try:
+            chat = OperatorChat()
+        except node_runner.StartupError as error:
+            print(f'error: {error}', file=err)
+            return 1
         if not chat.wait_for_cognition():
             print(f'error: cognition node {chat.absolute(chat.settings["cognition_node"])} '
                   f'did not subscribe to {UTTERANCE_TOPIC}', file=err)

@@ -35,13 +35,13 @@ Node `operator_source`. It runs the scenario once:
 Then it exits 0 (exit_when_done, the default: the operator's script is over;
 the other nodes keep running), or keeps spinning when exit_when_done is
 false. Any failure (memory node or cognition missing, a seed error, a turn
-without a marker before its deadline) exits 1.
+without a marker before its deadline, a parameter of the wrong type) exits 1.
 """
 
 import sys
 import time
 
-from mira_memory import clients, parameters
+from mira_memory import clients, node_runner, parameters
 from mira_memory import scenario as scenario_file
 from mira_memory.msg import ToolResult
 from mira_memory.operator_topics import absolute_node_name, OperatorTopics, spin_until
@@ -184,7 +184,7 @@ def main(args=None):
         node.run(executor)
         if not node.settings['exit_when_done']:
             executor.spin()
-    except ScenarioFailed as error:
+    except (ScenarioFailed, node_runner.StartupError) as error:
         rclpy.logging.get_logger('operator_source').error(str(error))
         return 1
     except (KeyboardInterrupt, ExternalShutdownException,

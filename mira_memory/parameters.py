@@ -13,28 +13,42 @@
 # limitations under the License.
 
 """
-Typed node parameters declared from one table.
+Typed node parameters declared from one table, with a clear startup error.
 
 Each parameter is a (name, default, description) row and takes its type from
 its default, so a node lists its parameters once and reads them back as
-{name: value}.
+{name: value}. An override of another type (`-p call_timeout_sec:=5`, an
+integer where a float is declared) makes rclpy's declare_parameter raise
+with a traceback; here it is a StartupError naming the parameter and the
+type it needs, so the node logs one line and exits 1. The sentence does not
+repeat the value given.
 """
 
+from mira_memory.node_runner import StartupError
 from rcl_interfaces.msg import ParameterDescriptor, ParameterType
+from rclpy.exceptions import InvalidParameterTypeException
 
-# The default's Python type -> its ROS parameter type.
+# The default's Python type -> (its ROS parameter type, what a value must be).
 _TYPES = {
-    bool: ParameterType.PARAMETER_BOOL,
-    int: ParameterType.PARAMETER_INTEGER,
-    float: ParameterType.PARAMETER_DOUBLE,
-    str: ParameterType.PARAMETER_STRING,
+    bool: (ParameterType.PARAMETER_BOOL, 'true or false'),
+    int: (ParameterType.PARAMETER_INTEGER, 'an integer'),
+    float: (ParameterType.PARAMETER_DOUBLE, 'a floating-point number (such as 5.0, not 5)'),
+    str: (ParameterType.PARAMETER_STRING, 'a string'),
 }
 
 
 def declare(node, name, default, description):
-    """Declare one read-only parameter typed by its default and return its value."""
-    node.declare_parameter(name, default, ParameterDescriptor(
-        type=_TYPES[type(default)], read_only=True, description=description))
+    """
+    Declare a read-only parameter typed by its default and return its value.
+
+    Raises StartupError when an override has another type.
+    """
+    kind, expected = _TYPES[type(default)]
+    try:
+        node.declare_parameter(name, default, ParameterDescriptor(
+            type=kind, read_only=True, description=description))
+    except InvalidParameterTypeException:
+        raise StartupError(f'parameter {name} must be {expected}') from None
     return node.get_parameter(name).value
 
 
