@@ -65,6 +65,10 @@ def run(node_class, logger_name, args=None):
         # SIGINT before rclpy's handlers were in place: a stop like any other.
         rclpy.try_shutdown()
         return 0
+    except rclpy_implementation.RCLError as error:
+        # Unusable ROS arguments, such as a params file that is missing or not valid YAML.
+        rclpy.logging.get_logger(logger_name).error(f'cannot start: {error}')
+        return 1
     node = None
     try:
         node = node_class()

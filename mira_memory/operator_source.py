@@ -175,7 +175,12 @@ class OperatorSource(Node):
 
 def main(args=None):
     """Run the scenario; exit 0 when it is complete, 1 when it fails or is interrupted."""
-    rclpy.init(args=args)
+    try:
+        rclpy.init(args=args)
+    except rclpy_implementation.RCLError as error:
+        # Unusable ROS arguments, such as a params file that is missing or not valid YAML.
+        rclpy.logging.get_logger('operator_source').error(f'cannot start: {error}')
+        return 1
     node = None
     executor = SingleThreadedExecutor()
     try:

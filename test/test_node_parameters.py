@@ -15,6 +15,8 @@
 """
 A parameter override of the wrong type stops a node with one clear line, exit 1.
 
+So does a params file that cannot be read: a logged line, not a traceback.
+
 Real processes of the installed executables, started the way a user would
 (`--ros-args -p name:=value`). rclpy reads `1` as an integer, so giving a
 float parameter `1` is the easy mistake these guard against.
@@ -64,3 +66,21 @@ def test_a_wrongly_typed_parameter_is_one_line_and_exit_1(tmp_path, name, overri
     others = [line for line in output.splitlines()
               if ('ERROR' in line or 'error' in line) and line not in lines]
     assert others == [], output
+
+
+@pytest.mark.parametrize('name', ['memory_node', 'cognition_node', 'operator_source'])
+@pytest.mark.parametrize('content', [None, '/**:\n  ros__parameters:\n    x: [1, "a"]\n'],
+                         ids=['missing', 'not_valid'])
+def test_an_unusable_params_file_fails_startup_without_a_traceback(tmp_path, name, content):
+    params_file = tmp_path / 'params.yaml'
+    if content is not None:
+        params_file.write_text(content)
+    result = subprocess.run(
+        [executable(name), '--ros-args', '-r', f'__ns:={unique_namespace("param")}',
+         '--params-file', str(params_file)],
+        stdin=subprocess.DEVNULL, capture_output=True, text=True, cwd=tmp_path,
+        timeout=STARTUP_TIMEOUT)
+    output = result.stdout + result.stderr
+    assert result.returncode == 1, output
+    assert 'Traceback' not in output
+    assert "cannot start: failed to initialize rcl: Couldn't parse params file" in output
