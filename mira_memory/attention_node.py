@@ -30,14 +30,13 @@ followed by an end-of-episode marker (outcome episode_complete).
 
 import sys
 
-from mira_memory import node_runner
+from mira_memory import node_runner, parameters
 from mira_memory import scenario as scenario_file
 from mira_memory.cognition import (
     DEFAULT_CALL_TIMEOUT_SEC, EpisodeRunner, HISTORY_PUBLISHER_QOS, HISTORY_SUBSCRIBER_QOS,
     MemoryTools, OBSERVATIONS_TOPIC, SerialQueue, tool_result, TOOL_RESULTS_TOPIC)
 from mira_memory.core.episodes import AutonomousEpisode
 from mira_memory.msg import Observation, ToolResult
-from rcl_interfaces.msg import ParameterDescriptor, ParameterType
 from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.node import Node
 
@@ -47,26 +46,24 @@ class AttentionNode(Node):
 
     def __init__(self, **kwargs):
         super().__init__('attention', **kwargs)
-        descriptor = {'read_only': True}
-        self.declare_parameter('scenario_file', '', ParameterDescriptor(
-            type=ParameterType.PARAMETER_STRING, **descriptor,
-            description='Scenario TOML file: the attention triggers and their tool calls.'))
-        self.declare_parameter('memory_node', 'memory', ParameterDescriptor(
-            type=ParameterType.PARAMETER_STRING, **descriptor,
-            description='Memory node whose recall_memory service is called; relative '
-                        "names resolve in this node's namespace."))
-        self.declare_parameter('call_timeout_sec', DEFAULT_CALL_TIMEOUT_SEC, ParameterDescriptor(
-            type=ParameterType.PARAMETER_DOUBLE, **descriptor,
-            description='Deadline of one recall call, including waiting for the service.'))
-        path = self.get_parameter('scenario_file').value
+        settings = parameters.declare_read_only(self, (
+            ('scenario_file', '',
+             'Scenario TOML file: the attention triggers and their tool calls.'),
+            ('memory_node', 'memory',
+             'Memory node whose recall_memory service is called; relative names resolve '
+             "in this node's namespace."),
+            ('call_timeout_sec', DEFAULT_CALL_TIMEOUT_SEC,
+             'Deadline of one recall call, including waiting for the service.'),
+        ))
+        path = settings['scenario_file']
         if not path:
             raise node_runner.StartupError('parameter scenario_file is required')
         try:
             self.scenario = scenario_file.load(path)
             # with_remember=False: autonomous activity never gets a remember client.
             self.memory_tools = MemoryTools(
-                self, self.get_parameter('memory_node').value, with_remember=False,
-                call_timeout_sec=self.get_parameter('call_timeout_sec').value,
+                self, settings['memory_node'], with_remember=False,
+                call_timeout_sec=settings['call_timeout_sec'],
                 callback_group=ReentrantCallbackGroup())
         except ValueError as error:
             raise node_runner.StartupError(str(error)) from None

@@ -45,7 +45,7 @@ import sys
 import threading
 
 from ament_index_python.packages import get_package_share_directory
-from mira_memory import node_runner
+from mira_memory import node_runner, parameters
 from mira_memory import scenario as scenario_file
 from mira_memory.cognition import (
     acknowledgement, DEFAULT_CALL_TIMEOUT_SEC, EpisodeRunner, HISTORY_PUBLISHER_QOS,
@@ -55,7 +55,6 @@ from mira_memory.core.episodes import OperatorEpisode, WorkingMemory
 from mira_memory.core.tools import OPERATOR
 from mira_memory.msg import OperatorUtterance, ToolResult
 from mira_memory.srv import WorkingMemoryClear, WorkingMemoryShow
-from rcl_interfaces.msg import ParameterDescriptor, ParameterType
 from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.node import Node
 from rclpy.task import Future
@@ -93,28 +92,25 @@ class CognitionNode(Node):
 
     def __init__(self, **kwargs):
         super().__init__('cognition', **kwargs)
-        self._declare_parameters()
-        parameters = {name: self.get_parameter(name).value for name in (
-            'model', 'scenario_file', 'memory_node', 'call_timeout_sec',
-            'working_memory_capacity')}
-        self.model = parameters['model']
+        settings = self._declare_parameters()
+        self.model = settings['model']
         if self.model not in MODELS:
             raise node_runner.StartupError(
                 f'parameter model must be one of: {", ".join(MODELS)}')
-        if self.model == SCRIPTED and not parameters['scenario_file']:
+        if self.model == SCRIPTED and not settings['scenario_file']:
             raise node_runner.StartupError('parameter scenario_file is required')
         self.scenario = None
         self._chat = None
         try:
             if self.model == SCRIPTED:
-                self.scenario = scenario_file.load(parameters['scenario_file'])
+                self.scenario = scenario_file.load(settings['scenario_file'])
             else:
-                self._chat = self._chat_backend()
-            self.working_memory = WorkingMemory(parameters['working_memory_capacity'])
+                self._chat = self._chat_backend(settings)
+            self.working_memory = WorkingMemory(settings['working_memory_capacity'])
             group = ReentrantCallbackGroup()
             self.memory_tools = MemoryTools(
-                self, parameters['memory_node'], with_remember=True,
-                call_timeout_sec=parameters['call_timeout_sec'], callback_group=group)
+                self, settings['memory_node'], with_remember=True,
+                call_timeout_sec=settings['call_timeout_sec'], callback_group=group)
         except ValueError as error:  # ScenarioError is a ValueError
             raise node_runner.StartupError(str(error)) from None
         self._results = self.create_publisher(
@@ -133,53 +129,46 @@ class CognitionNode(Node):
             model = (f'model {self._chat.model.model!r} at {self._chat.endpoint} '
                      f'(openai_compatible)')
         self.get_logger().info(
-            f'cognition ready: {model}, memory node {parameters["memory_node"]!r}, '
+            f'cognition ready: {model}, memory node {settings["memory_node"]!r}, '
             f'working memory capacity {self.working_memory.capacity}')
 
     def _declare_parameters(self):
-        def declare(name, default, kind, description):
-            self.declare_parameter(name, default, ParameterDescriptor(
-                type=kind, read_only=True, description=description))
+        """Declare every parameter (read-only) and return {name: value}."""
+        return parameters.declare_read_only(self, (
+            ('model', SCRIPTED,
+             'Who makes the tool calls: scripted (the scenario file) or '
+             'openai_compatible (a chat-completions server, see model_*).'),
+            ('scenario_file', '',
+             'Scenario TOML file: the scripted model (tool calls per operator turn); '
+             'required when model is scripted.'),
+            ('model_endpoint', '',
+             'openai_compatible: base URL of the chat-completions API, such as '
+             'http://127.0.0.1:8080/v1.'),
+            ('model_name', '', 'openai_compatible: the model name sent with every request.'),
+            ('api_key_env', '',
+             'openai_compatible: NAME of the environment variable holding the API key '
+             '(never the key itself); empty for a server that needs none.'),
+            ('request_timeout_s', DEFAULT_REQUEST_TIMEOUT_S,
+             'openai_compatible: deadline of one chat-completions request; no retries.'),
+            ('max_tool_rounds', chat.DEFAULT_MAX_TOOL_ROUNDS,
+             'openai_compatible: model replies per turn whose tool calls are run; '
+             'calls after that are refused (tool_round_limit).'),
+            ('temperature', 0.0,
+             'openai_compatible: sampling temperature sent with every request.'),
+            ('system_prompt_file', '',
+             'openai_compatible: system prompt file; empty for the installed '
+             'share/mira_memory/config/model/system_prompt.md.'),
+            ('memory_node', 'memory',
+             'Memory node whose recall_memory and remember services are called; '
+             "relative names resolve in this node's namespace."),
+            ('call_timeout_sec', DEFAULT_CALL_TIMEOUT_SEC,
+             'Deadline of one memory service call, including waiting for the service.'),
+            ('working_memory_capacity', DEFAULT_WORKING_MEMORY_CAPACITY,
+             'Entries kept in the volatile working memory; the oldest is dropped.'),
+        ))
 
-        declare('model', SCRIPTED, ParameterType.PARAMETER_STRING,
-                'Who makes the tool calls: scripted (the scenario file) or '
-                'openai_compatible (a chat-completions server, see model_*).')
-        declare('scenario_file', '', ParameterType.PARAMETER_STRING,
-                'Scenario TOML file: the scripted model (tool calls per operator turn); '
-                'required when model is scripted.')
-        declare('model_endpoint', '', ParameterType.PARAMETER_STRING,
-                'openai_compatible: base URL of the chat-completions API, such as '
-                'http://127.0.0.1:8080/v1.')
-        declare('model_name', '', ParameterType.PARAMETER_STRING,
-                'openai_compatible: the model name sent with every request.')
-        declare('api_key_env', '', ParameterType.PARAMETER_STRING,
-                'openai_compatible: NAME of the environment variable holding the API key '
-                '(never the key itself); empty for a server that needs none.')
-        declare('request_timeout_s', DEFAULT_REQUEST_TIMEOUT_S, ParameterType.PARAMETER_DOUBLE,
-                'openai_compatible: deadline of one chat-completions request; no retries.')
-        declare('max_tool_rounds', chat.DEFAULT_MAX_TOOL_ROUNDS,
-                ParameterType.PARAMETER_INTEGER,
-                'openai_compatible: model replies per turn whose tool calls are run; '
-                'calls after that are refused (tool_round_limit).')
-        declare('temperature', 0.0, ParameterType.PARAMETER_DOUBLE,
-                'openai_compatible: sampling temperature sent with every request.')
-        declare('system_prompt_file', '', ParameterType.PARAMETER_STRING,
-                'openai_compatible: system prompt file; empty for the installed '
-                'share/mira_memory/config/model/system_prompt.md.')
-        declare('memory_node', 'memory', ParameterType.PARAMETER_STRING,
-                'Memory node whose recall_memory and remember services are called; '
-                "relative names resolve in this node's namespace.")
-        declare('call_timeout_sec', DEFAULT_CALL_TIMEOUT_SEC, ParameterType.PARAMETER_DOUBLE,
-                'Deadline of one memory service call, including waiting for the service.')
-        declare('working_memory_capacity', DEFAULT_WORKING_MEMORY_CAPACITY,
-                ParameterType.PARAMETER_INTEGER,
-                'Entries kept in the volatile working memory; the oldest is dropped.')
-
-    def _chat_backend(self):
-        """Build the openai_compatible backend from the parameters; raise ValueError."""
-        values = {name: self.get_parameter(name).value for name in (
-            'model_endpoint', 'model_name', 'api_key_env', 'request_timeout_s',
-            'max_tool_rounds', 'temperature', 'system_prompt_file')}
+    def _chat_backend(self, values):
+        """Build the openai_compatible backend from the parameter values; raise ValueError."""
         if values['max_tool_rounds'] < 1:
             raise ValueError('max_tool_rounds must be at least 1')
         api_key = ''

@@ -592,7 +592,8 @@ def help_text():
     return '\n'.join(lines)
 
 
-def _run(session, tokens, stdout, stderr):
+def run_command(session, tokens, stdout, stderr):
+    """Parse, call and print one command given as words; return the exit code."""
     try:
         command, request = parse_command(tokens)
     except UsageError as error:
@@ -606,6 +607,16 @@ def _run(session, tokens, stdout, stderr):
     status, lines = render(command, response)
     print('\n'.join(lines), file=stdout if status == EXIT_OK else stderr)
     return status
+
+
+def run_line(session, line, stdout, stderr):
+    """Split one typed line like a shell and run it as a command; return the exit code."""
+    try:
+        tokens = _split_line(line)
+    except UsageError as error:
+        print(f'usage error: {error}', file=stderr)
+        return EXIT_USAGE
+    return run_command(session, tokens, stdout, stderr)
 
 
 def _split_line(line):
@@ -656,7 +667,7 @@ def interactive(session, stdin, stdout, stderr):
             print(help_text(), file=stdout)
         elif tokens:
             try:
-                _run(session, tokens, stdout, stderr)
+                run_command(session, tokens, stdout, stderr)
             except KeyboardInterrupt:
                 print('interrupted', file=stderr)
         stdout.flush()
@@ -692,7 +703,7 @@ def main(argv=None, *, stdin=None, stdout=None, stderr=None):
     session = Session(ros_args, settings)
     try:
         if tokens:
-            return _run(session, tokens, stdout, stderr)
+            return run_command(session, tokens, stdout, stderr)
         return interactive(session, stdin, stdout, stderr)
     except KeyboardInterrupt:
         print('interrupted', file=stderr)

@@ -18,22 +18,57 @@ The one main loop every long-running node of the package uses.
 rclpy.init, build the node, spin until SIGINT/SIGTERM (rclpy's handlers end
 the spin after the callback in flight), then destroy the node and shut down.
 A node that cannot start raises StartupError: one clear log line, exit 1.
+
+The installed executables enter through start(), which makes SIGINT stop
+the process from its first line on. A shell starts a background job (`&` in
+a script, as tools/chat does) with SIGINT ignored, and Python keeps it
+ignored; rclpy.init installs its own handler, but only after the imports,
+which take a second or more on a loaded machine. A SIGINT in that window
+was lost and the node then ran until a second one. rclpy is imported lazily
+here so that start() runs before it.
 """
 
+import importlib
 import signal
-
-import rclpy
-from rclpy.executors import ExternalShutdownException
-from rclpy.impl.implementation_singleton import rclpy_implementation
 
 
 class StartupError(RuntimeError):
     """The node cannot serve (bad parameters, unusable database, bad scenario)."""
 
 
+def start(module_name, interrupted_exit_code=0):
+    """
+    Entry point of an installed executable: import module_name and run its main().
+
+    SIGINT raises KeyboardInterrupt from here on, even when the parent
+    ignored it. A SIGINT while the modules load ends the process quietly
+    with interrupted_exit_code: nothing has started that needs stopping.
+    """
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        module = importlib.import_module(module_name)
+    except KeyboardInterrupt:
+        return interrupted_exit_code
+    return module.main()
+
+
 def run(node_class, logger_name, args=None):
     """Spin node_class() until SIGINT/SIGTERM; return the process exit code."""
-    rclpy.init(args=args)
+    import rclpy
+    from rclpy.executors import ExternalShutdownException
+    from rclpy.impl.implementation_singleton import rclpy_implementation
+    import rclpy.logging
+
+    try:
+        rclpy.init(args=args)
+    except KeyboardInterrupt:
+        # SIGINT before rclpy's handlers were in place: a stop like any other.
+        rclpy.try_shutdown()
+        return 0
+    except rclpy_implementation.RCLError as error:
+        # Unusable ROS arguments, such as a params file that is missing or not valid YAML.
+        rclpy.logging.get_logger(logger_name).error(f'cannot start: {error}')
+        return 1
     node = None
     try:
         node = node_class()

@@ -28,27 +28,26 @@ so a restart never reuses one); `/new` starts the next episode, which gets a
 fresh acquisition budget. Lines starting with `memory` are console commands
 (docs/console.md) run by an in-process memory_console, so entities can be
 added and memories inspected alongside the conversation. `/quit`, `quit`,
-`exit` or end of input leave (exit 0). Exit 1: cognition never subscribed.
+`exit` or end of input leave (exit 0). Exit 1: a parameter of the wrong type, or
+cognition never subscribed.
 """
 
 import datetime
 import secrets
-import shlex
 import sys
 import time
 
-from mira_memory import console
-from mira_memory.cognition import (
-    HISTORY_PUBLISHER_QOS, HISTORY_SUBSCRIBER_QOS, TOOL_RESULTS_TOPIC, UTTERANCE_TOPIC)
-from mira_memory.msg import OperatorUtterance, ToolResult
-from rcl_interfaces.msg import ParameterDescriptor, ParameterType
+from mira_memory import console, node_runner, parameters
+from mira_memory.cognition import UTTERANCE_TOPIC
+from mira_memory.msg import ToolResult
+from mira_memory.operator_topics import (
+    absolute_node_name, OperatorTopics, SPIN_STEP_SEC, spin_until)
 import rclpy
 from rclpy.executors import SingleThreadedExecutor
 from rclpy.node import Node
 from rclpy.signals import SignalHandlerOptions
 
 PROMPT = 'operator> '
-SPIN_STEP_SEC = 0.05
 NEW_EPISODE = '/new'
 QUIT = ('/quit', 'quit', 'exit')
 HELP = """Type what the operator says; each line is one turn of the current episode.
@@ -68,29 +67,20 @@ class OperatorChat(Node):
 
     def __init__(self, **kwargs):
         super().__init__('operator_chat', **kwargs)
-
-        def declare(name, default, kind, description):
-            self.declare_parameter(name, default, ParameterDescriptor(
-                type=kind, read_only=True, description=description))
-
-        declare('cognition_node', 'cognition', ParameterType.PARAMETER_STRING,
-                'Cognition node to wait for before the first turn; relative names '
-                "resolve in this node's namespace.")
-        declare('memory_node', 'memory', ParameterType.PARAMETER_STRING,
-                'Memory node the memory console commands go to; relative names '
-                "resolve in this node's namespace.")
-        declare('start_timeout_sec', 30.0, ParameterType.PARAMETER_DOUBLE,
-                'How long to wait for the cognition node to subscribe.')
-        declare('turn_timeout_sec', 300.0, ParameterType.PARAMETER_DOUBLE,
-                "How long to wait for a turn's end-of-turn marker (a local model can be "
-                'slow).')
-        self.settings = {name: self.get_parameter(name).value for name in (
-            'cognition_node', 'memory_node', 'start_timeout_sec', 'turn_timeout_sec')}
-        self._utterances = self.create_publisher(
-            OperatorUtterance, UTTERANCE_TOPIC, HISTORY_PUBLISHER_QOS)
+        self.settings = parameters.declare_read_only(self, (
+            ('cognition_node', 'cognition',
+             'Cognition node to wait for before the first turn; relative names '
+             "resolve in this node's namespace."),
+            ('memory_node', 'memory',
+             'Memory node the memory console commands go to; relative names '
+             "resolve in this node's namespace."),
+            ('start_timeout_sec', 30.0, 'How long to wait for the cognition node to subscribe.'),
+            ('turn_timeout_sec', 300.0,
+             "How long to wait for a turn's end-of-turn marker (a local model can be "
+             'slow).'),
+        ))
         self._results = []
-        self.create_subscription(
-            ToolResult, TOOL_RESULTS_TOPIC, self._results.append, HISTORY_SUBSCRIBER_QOS)
+        self._topics = OperatorTopics(self, self._results.append)
         self.executor_ = SingleThreadedExecutor(context=self.context)
         self.executor_.add_node(self)
         self.episode_id = new_episode_id()
@@ -98,25 +88,14 @@ class OperatorChat(Node):
 
     def absolute(self, name):
         """Return a node name resolved in this node's namespace."""
-        if name.startswith('/'):
-            return name
-        return f'{self.get_namespace().rstrip("/")}/{name}'
+        return absolute_node_name(name, self.get_namespace())
 
     def wait_for_cognition(self):
         """Return True once cognition (and every other subscriber seen) is matched."""
-        namespace, _, name = self.absolute(self.settings['cognition_node']).rpartition('/')
-        namespace = namespace or '/'
-        topic = self._utterances.topic_name
-
-        def subscribed():
-            subscribers = self.get_subscriptions_info_by_topic(topic)
-            present = any(info.node_name == name and info.node_namespace == namespace
-                          for info in subscribers)
-            # Every subscriber (a memory node observing turns, too) must be
-            # matched before the first turn, or it would miss that turn.
-            return present and self._utterances.get_subscription_count() >= len(subscribers)
-
-        return self._spin_until(subscribed, self.settings['start_timeout_sec'])
+        return spin_until(
+            self.executor_,
+            lambda: self._topics.listeners_matched([self.settings['cognition_node']]),
+            self.settings['start_timeout_sec'])
 
     def new_episode(self):
         """Start the next episode; turn ids restart at t1."""
@@ -127,8 +106,7 @@ class OperatorChat(Node):
         """Publish one operator turn, print what comes back; return the marker or None."""
         self._turns += 1
         key = (self.episode_id, f't{self._turns}')
-        self._utterances.publish(
-            OperatorUtterance(episode_id=key[0], turn_id=key[1], text=text))
+        self._topics.say(*key, text)
         printed = 0
         deadline = time.monotonic() + self.settings['turn_timeout_sec']
         while True:
@@ -146,14 +124,6 @@ class OperatorChat(Node):
                       f'{self.settings["turn_timeout_sec"]:g} s)', file=out)
                 return None
             self.executor_.spin_once(timeout_sec=SPIN_STEP_SEC)
-
-    def _spin_until(self, condition, timeout):
-        deadline = time.monotonic() + timeout
-        while not condition():
-            if time.monotonic() >= deadline:
-                return False
-            self.executor_.spin_once(timeout_sec=SPIN_STEP_SEC)
-        return True
 
 
 def _indented(text):
@@ -179,19 +149,14 @@ def _print_end_of_turn(message, out):
 
 def _console_command(chat, session, line, out, err):
     """Run one `memory ...` line through the console; return the (lazily made) session."""
-    try:
-        tokens = shlex.split(line)
-    except ValueError:
-        print('usage error: cannot split the line (unbalanced quotes?)', file=err)
-        return session
     if session is None:
         settings = console.Settings(
             memory_node=chat.absolute(chat.settings['memory_node']),
             cognition_node=chat.absolute(chat.settings['cognition_node']))
         session = console.Session(['operator_chat'], settings)
     try:
-        # The console's own parse-call-print step, so output matches memory_console.
-        console._run(session, tokens, out, err)
+        # The console's own line handling, so output matches memory_console.
+        console.run_line(session, line, out, err)
     except KeyboardInterrupt:
         print('interrupted', file=err)
     return session
@@ -220,7 +185,11 @@ def main(args=None, *, stdin=None, stdout=None, stderr=None):
     rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
     chat = session = None
     try:
-        chat = OperatorChat()
+        try:
+            chat = OperatorChat()
+        except node_runner.StartupError as error:
+            print(f'error: {error}', file=err)
+            return 1
         if not chat.wait_for_cognition():
             print(f'error: cognition node {chat.absolute(chat.settings["cognition_node"])} '
                   f'did not subscribe to {UTTERANCE_TOPIC}', file=err)

@@ -35,25 +35,21 @@ Node `operator_source`. It runs the scenario once:
 Then it exits 0 (exit_when_done, the default: the operator's script is over;
 the other nodes keep running), or keeps spinning when exit_when_done is
 false. Any failure (memory node or cognition missing, a seed error, a turn
-without a marker before its deadline) exits 1.
+without a marker before its deadline, a parameter of the wrong type) exits 1.
 """
 
 import sys
 import time
 
-from mira_memory import clients
+from mira_memory import clients, node_runner, parameters
 from mira_memory import scenario as scenario_file
-from mira_memory.cognition import (
-    HISTORY_PUBLISHER_QOS, HISTORY_SUBSCRIBER_QOS, TOOL_RESULTS_TOPIC, UTTERANCE_TOPIC)
-from mira_memory.msg import OperatorUtterance, ToolResult
+from mira_memory.msg import ToolResult
+from mira_memory.operator_topics import absolute_node_name, OperatorTopics, spin_until
 from mira_memory.srv import AdminAliasAdd, AdminEntityAdd, AdminEntityFind
-from rcl_interfaces.msg import ParameterDescriptor, ParameterType
 import rclpy
 from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
 from rclpy.impl.implementation_singleton import rclpy_implementation
 from rclpy.node import Node
-
-SPIN_STEP_SEC = 0.05
 
 
 class ScenarioFailed(RuntimeError):
@@ -65,31 +61,23 @@ class OperatorSource(Node):
 
     def __init__(self, **kwargs):
         super().__init__('operator_source', **kwargs)
-
-        def declare(name, default, kind, description):
-            self.declare_parameter(name, default, ParameterDescriptor(
-                type=kind, read_only=True, description=description))
-
-        declare('scenario_file', '', ParameterType.PARAMETER_STRING,
-                'Scenario TOML file: the seed and the operator turns.')
-        declare('memory_node', 'memory', ParameterType.PARAMETER_STRING,
-                'Memory node whose admin services perform the seed and which must hear '
-                "every turn; relative names resolve in this node's namespace.")
-        declare('cognition_node', 'cognition', ParameterType.PARAMETER_STRING,
-                'Cognition node to wait for before the first utterance; relative names '
-                "resolve in this node's namespace.")
-        declare('call_timeout_sec', 10.0, ParameterType.PARAMETER_DOUBLE,
-                'Deadline of one admin call, including waiting for the memory node.')
-        declare('start_timeout_sec', 30.0, ParameterType.PARAMETER_DOUBLE,
-                'How long to wait for the cognition and memory nodes to subscribe to '
-                'operator/utterance.')
-        declare('turn_timeout_sec', 30.0, ParameterType.PARAMETER_DOUBLE,
-                "How long to wait for a turn's end-of-turn marker.")
-        declare('exit_when_done', True, ParameterType.PARAMETER_BOOL,
-                'Exit (code 0) after the last turn; false keeps the node spinning.')
-        self.settings = {name: self.get_parameter(name).value for name in (
-            'scenario_file', 'memory_node', 'cognition_node', 'call_timeout_sec',
-            'start_timeout_sec', 'turn_timeout_sec', 'exit_when_done')}
+        self.settings = parameters.declare_read_only(self, (
+            ('scenario_file', '', 'Scenario TOML file: the seed and the operator turns.'),
+            ('memory_node', 'memory',
+             'Memory node whose admin services perform the seed and which must hear '
+             "every turn; relative names resolve in this node's namespace."),
+            ('cognition_node', 'cognition',
+             'Cognition node to wait for before the first utterance; relative names '
+             "resolve in this node's namespace."),
+            ('call_timeout_sec', 10.0,
+             'Deadline of one admin call, including waiting for the memory node.'),
+            ('start_timeout_sec', 30.0,
+             'How long to wait for the cognition and memory nodes to subscribe to '
+             'operator/utterance.'),
+            ('turn_timeout_sec', 30.0, "How long to wait for a turn's end-of-turn marker."),
+            ('exit_when_done', True,
+             'Exit (code 0) after the last turn; false keeps the node spinning.'),
+        ))
         self.completed = False
         self.run_id = scenario_file.new_run_id()
         if not self.settings['scenario_file']:
@@ -102,11 +90,8 @@ class OperatorSource(Node):
         self._entity_find = self.create_client(AdminEntityFind, f'{memory}/admin/entity_find')
         self._entity_add = self.create_client(AdminEntityAdd, f'{memory}/admin/entity_add')
         self._alias_add = self.create_client(AdminAliasAdd, f'{memory}/admin/alias_add')
-        self._utterances = self.create_publisher(
-            OperatorUtterance, UTTERANCE_TOPIC, HISTORY_PUBLISHER_QOS)
         self._finished_turns = set()
-        self.create_subscription(
-            ToolResult, TOOL_RESULTS_TOPIC, self._on_tool_result, HISTORY_SUBSCRIBER_QOS)
+        self._topics = OperatorTopics(self, self._on_tool_result)
 
     def _on_tool_result(self, message):
         if (message.episode_kind == ToolResult.EPISODE_OPERATOR and
@@ -154,30 +139,19 @@ class OperatorSource(Node):
 
     def wait_for_listeners(self):
         """Wait until the cognition and memory nodes' utterance subscriptions are matched."""
-        listeners = [_split_node_name(self.settings[parameter], self.get_namespace())
-                     for parameter in ('cognition_node', 'memory_node')]
-        topic = self._utterances.topic_name
-
-        def subscribed():
-            subscribers = self.get_subscriptions_info_by_topic(topic)
-            present = all(
-                any(info.node_name == name and info.node_namespace == namespace
-                    for info in subscribers)
-                for namespace, name in listeners)
-            # Graph discovery and endpoint matching are separate; wait for both.
-            return present and self._utterances.get_subscription_count() >= len(subscribers)
-
-        if not self._spin_until(subscribed, self.settings['start_timeout_sec']):
-            names = ' and '.join(
-                f'{namespace.rstrip("/")}/{name}' for namespace, name in listeners)
-            raise ScenarioFailed(f'{names} did not both subscribe to {topic}')
+        listeners = [self.settings['cognition_node'], self.settings['memory_node']]
+        if not self._spin_until(lambda: self._topics.listeners_matched(listeners),
+                                self.settings['start_timeout_sec']):
+            names = ' and '.join(absolute_node_name(name, self.get_namespace())
+                                 for name in listeners)
+            raise ScenarioFailed(
+                f'{names} did not both subscribe to {self._topics.utterance_topic}')
 
     def play(self, episode_id, turn):
         """Publish one operator turn and wait for its end-of-turn marker."""
         key = (episode_id, turn.id)
         self._finished_turns.discard(key)
-        self._utterances.publish(
-            OperatorUtterance(episode_id=episode_id, turn_id=turn.id, text=turn.text))
+        self._topics.say(episode_id, turn.id, turn.text)
         self.get_logger().info(f'operator {episode_id}/{turn.id}: {turn.text}')
         if not self._spin_until(lambda: key in self._finished_turns,
                                 self.settings['turn_timeout_sec']):
@@ -196,28 +170,17 @@ class OperatorSource(Node):
         return response
 
     def _spin_until(self, condition, timeout):
-        deadline = time.monotonic() + timeout
-        while not condition():
-            if time.monotonic() >= deadline:
-                return False
-            self._executor.spin_once(timeout_sec=SPIN_STEP_SEC)
-        return True
-
-
-def _split_node_name(name, own_namespace):
-    """Return (namespace, name) of a node name, relative names in own_namespace."""
-    if name.startswith('/'):
-        namespace, _, base = name.rpartition('/')
-        return namespace or '/', base
-    if '/' in name:
-        relative, _, base = name.rpartition('/')
-        return f'{own_namespace.rstrip("/")}/{relative}', base
-    return own_namespace, name
+        return spin_until(self._executor, condition, timeout)
 
 
 def main(args=None):
     """Run the scenario; exit 0 when it is complete, 1 when it fails or is interrupted."""
-    rclpy.init(args=args)
+    try:
+        rclpy.init(args=args)
+    except rclpy_implementation.RCLError as error:
+        # Unusable ROS arguments, such as a params file that is missing or not valid YAML.
+        rclpy.logging.get_logger('operator_source').error(f'cannot start: {error}')
+        return 1
     node = None
     executor = SingleThreadedExecutor()
     try:
@@ -226,7 +189,7 @@ def main(args=None):
         node.run(executor)
         if not node.settings['exit_when_done']:
             executor.spin()
-    except ScenarioFailed as error:
+    except (ScenarioFailed, node_runner.StartupError) as error:
         rclpy.logging.get_logger('operator_source').error(str(error))
         return 1
     except (KeyboardInterrupt, ExternalShutdownException,

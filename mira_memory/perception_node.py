@@ -28,12 +28,11 @@ memory.
 
 import sys
 
-from mira_memory import node_runner
+from mira_memory import node_runner, parameters
 from mira_memory import scenario as scenario_file
 from mira_memory.cognition import (
     HISTORY_PUBLISHER_QOS, HISTORY_SUBSCRIBER_QOS, OBSERVATIONS_TOPIC, TOOL_RESULTS_TOPIC)
 from mira_memory.msg import Observation, ToolResult
-from rcl_interfaces.msg import ParameterDescriptor, ParameterType
 from rclpy.node import Node
 
 
@@ -42,10 +41,8 @@ class PerceptionNode(Node):
 
     def __init__(self, **kwargs):
         super().__init__('perception', **kwargs)
-        self.declare_parameter('scenario_file', '', ParameterDescriptor(
-            type=ParameterType.PARAMETER_STRING, read_only=True,
-            description='Scenario TOML file: the observations and their rate.'))
-        path = self.get_parameter('scenario_file').value
+        path = parameters.declare(
+            self, 'scenario_file', '', 'Scenario TOML file: the observations and their rate.')
         if not path:
             raise node_runner.StartupError('parameter scenario_file is required')
         try:

@@ -18,11 +18,14 @@ The labelled grounding corpus (test/grounding_corpus/*.toml): loading and checki
 Every *.toml file there is loaded: optional [[entity]] tables (type, name,
 aliases) seed one world, the union of all files; [[case]] tables are
 remember requests labelled expect = "created" or "rejected" (with an
-optional exact reason). Cases run against one store or one node, so each
-created case must use a (subject, predicate) slot that no other case uses:
-a wrong answer to one case can then not turn into a conflict or duplicate
-in another. load() checks that, and every other rule below, before any
-case runs.
+optional exact reason). A case may give its own episode_id and turn_id (to
+test the ids themselves; otherwise each case gets corpus-<n> and turn-<n>)
+and a repeat table {field = times} that repeats a text field, for
+oversized requests that would not fit in a readable file. Cases run
+against one store or one node, so each created case must use a (subject,
+predicate) slot that no other case uses: a wrong answer to one case can then
+not turn into a conflict or duplicate in another. load() checks that, and
+every other rule below, before any case runs.
 """
 
 from dataclasses import dataclass
@@ -38,7 +41,12 @@ ROBOT_PROFILE = 'Mira'
 ROBOT_REFERENCES = ('you', 'your', 'yours', 'yourself')
 EXPECTS = ('created', 'rejected')
 CASE_FIELDS = {'name', 'class', 'utterance', 'kind', 'subject', 'predicate', 'value',
-               'related_entity', 'related_role', 'evidence', 'expect', 'reason'}
+               'related_entity', 'related_role', 'evidence', 'expect', 'reason',
+               'episode_id', 'turn_id', 'repeat'}
+OPTIONAL_CASE_FIELDS = {'related_entity', 'related_role', 'reason', 'episode_id', 'turn_id',
+                        'repeat'}
+REPEATABLE_FIELDS = {'utterance', 'subject', 'predicate', 'value', 'related_entity',
+                     'related_role', 'evidence', 'episode_id', 'turn_id'}
 ENTITY_FIELDS = {'type', 'name', 'aliases'}
 MINIMUM_CASES = 150
 
@@ -67,10 +75,13 @@ class CorpusCase:
     proposal: Proposal
     expect: str
     reason: Optional[str]
+    episode_id: Optional[str] = None
+    turn_id: Optional[str] = None
 
     def context(self, number):
-        """Return the operator turn of this case: episode and turn ids of its own."""
-        return TurnContext(f'corpus-{number}', f'turn-{number}', self.utterance)
+        """Return the operator turn of this case: its own ids, or corpus-<n> and turn-<n>."""
+        return TurnContext(self.episode_id or f'corpus-{number}', self.turn_id or f'turn-{number}',
+                           self.utterance)
 
 
 @dataclass(frozen=True)
@@ -108,7 +119,7 @@ def _entity(source, row):
 
 
 def _case(source, row):
-    missing = CASE_FIELDS - {'related_entity', 'related_role', 'reason'} - set(row)
+    missing = CASE_FIELDS - OPTIONAL_CASE_FIELDS - set(row)
     if missing or set(row) - CASE_FIELDS:
         raise CorpusError(f'{source}: case {row.get("name")!r} has missing {sorted(missing)} '
                           f'or unknown {sorted(set(row) - CASE_FIELDS)} fields')
@@ -118,12 +129,24 @@ def _case(source, row):
     if reason is not None and (row['expect'] != 'rejected' or reason not in REASONS):
         raise CorpusError(f'{source}: case {row["name"]!r}: reason must be one of the 15 '
                           'reasons, on a rejected case')
+    row = _repeated(source, row)
     proposal = Proposal(
         kind=row['kind'], subject=row['subject'], predicate=row['predicate'],
         value=row['value'], related_entity=row.get('related_entity'),
         related_role=row.get('related_role'), evidence=row['evidence'])
     return CorpusCase(source, row['name'], row['class'], row['utterance'], proposal,
-                      row['expect'], reason)
+                      row['expect'], reason, row.get('episode_id'), row.get('turn_id'))
+
+
+def _repeated(source, row):
+    """Return row with each field of its repeat table repeated that many times."""
+    repeat = row.get('repeat', {})
+    if not isinstance(repeat, dict) or set(repeat) - REPEATABLE_FIELDS or not all(
+            isinstance(times, int) and times > 0 and field in row
+            for field, times in repeat.items()):
+        raise CorpusError(f'{source}: case {row["name"]!r}: repeat maps given text fields to '
+                          'positive counts')
+    return dict(row, **{field: row[field] * times for field, times in repeat.items()})
 
 
 def _check(corpus):
@@ -133,6 +156,10 @@ def _check(corpus):
     repeated = sorted({name for name in names if names.count(name) > 1})
     if repeated:
         raise CorpusError(f'case names used twice: {repeated}')
+    contexts = [(context.episode_id, context.turn_id) for context in (
+        case.context(number) for number, case in enumerate(corpus.cases, 1))]
+    if len(set(contexts)) != len(contexts):
+        raise CorpusError('two cases share an (episode id, turn id)')
     canonical = {}
     for entity in corpus.entities:
         for name in (entity.name,) + entity.aliases:
@@ -149,7 +176,10 @@ def _check(corpus):
 
 def _slot(case, canonical):
     """Return the (subject entity, predicate) slot a case would write, as well as text allows."""
-    subject = normalize_key(case.proposal.subject)
+    try:
+        subject = normalize_key(case.proposal.subject)
+    except ValueError:
+        subject = case.proposal.subject  # a subject no entity can have (invisible characters)
     if subject in ROBOT_REFERENCES:
         subject = normalize_key(ROBOT_PROFILE)
     entity = canonical.get(subject, {subject})

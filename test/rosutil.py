@@ -197,6 +197,29 @@ class RosClient:
         finally:
             executor.remove_node(self.node)
 
+    def spin_until(self, condition, what, *, timeout, failure=None, logs=None):
+        """
+        Spin the client node until condition() is true; fail the test on timeout.
+
+        failure() runs before every step and returns why waiting is pointless
+        (a process under test died) or None; logs() goes into the timeout's
+        failure message.
+        """
+        executor = self._rclpy.executors.SingleThreadedExecutor(context=self.context)
+        executor.add_node(self.node)
+        deadline = time.monotonic() + timeout
+        try:
+            while not condition():
+                if time.monotonic() > deadline:
+                    raise AssertionError(
+                        f'gave up waiting for {what}:\n{logs() if logs else ""}')
+                reason = failure() if failure else None
+                if reason:
+                    raise AssertionError(reason)
+                executor.spin_once(timeout_sec=0.1)
+        finally:
+            executor.remove_node(self.node)
+
     def close(self):
         """Destroy the node and shut the private context down."""
         self.node.destroy_node()

@@ -146,7 +146,7 @@ def test_operator_source_seed_gets_its_answer_when_the_first_reply_is_lost(serve
     scenario = tmp_path / 'scenario.toml'
     scenario.write_text(
         '[[seed.entities]]\ntype = "person"\nname = "Grace Hopper"\naliases = []\n\n'
-        '[[episodes]]\nid = "e1"\n[[episodes.turns]]\nid = "t1"\ntext = "Hello."\n')
+        '[[episodes]]\nname = "e1"\n[[episodes.turns]]\nid = "t1"\ntext = "Hello."\n')
     source = NodeProcess(
         'operator_source', namespace=drop.namespace, directory=str(tmp_path),
         parameters={'scenario_file': str(scenario), 'memory_node': drop.prefix,

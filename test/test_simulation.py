@@ -24,7 +24,6 @@ import dataclasses
 import pathlib
 import re
 import subprocess
-import time
 
 from mira_memory import demo, scenario, simulation
 from mira_memory.cognition import HISTORY_SUBSCRIBER_QOS
@@ -32,7 +31,6 @@ from mira_memory.msg import MemoryLink, OperatorUtterance, ToolResult
 from mira_memory.srv import AdminAdd, AdminEntityAdd, AdminFind, AdminShow, AdminStatus
 from mira_memory.srv import RecallMemory, Remember, WorkingMemoryClear, WorkingMemoryShow
 import pytest
-from rclpy.executors import SingleThreadedExecutor
 from rclpy.node import NodeNameNonExistentError
 from rosutil import unique_namespace
 
@@ -124,19 +122,13 @@ class Simulation:
         return self.ros.settle(service_type, self.service(node, name), request, timeout=WAIT)
 
     def spin_until(self, condition, what):
-        executor = SingleThreadedExecutor(context=self.ros.context)
-        executor.add_node(self.ros.node)
-        deadline = time.monotonic() + WAIT
-        try:
-            while not condition():
-                if time.monotonic() > deadline:
-                    raise AssertionError(f'gave up waiting for {what}:\n{self.logs()}')
-                for process in self.processes.values():
-                    if process.poll() not in (None, 0):
-                        raise AssertionError(f'{process.name} failed:\n{process.output()}')
-                executor.spin_once(timeout_sec=0.1)
-        finally:
-            executor.remove_node(self.ros.node)
+        self.ros.spin_until(condition, what, timeout=WAIT, failure=self._failure, logs=self.logs)
+
+    def _failure(self):
+        for process in self.processes.values():
+            if process.poll() not in (None, 0):
+                return f'{process.name} failed:\n{process.output()}'
+        return None
 
     def marker(self, outcome, episode_id, turn_id=''):
         """Return the marker of an episode (by its published id or its scenario name)."""
@@ -148,10 +140,15 @@ class Simulation:
 
     def episode_id(self, name):
         """Return the episode id this run's operator source published for a scenario name."""
-        for message in self.results:
-            if scenario.episode_name(message.episode_id) == name:
-                return message.episode_id
-        raise AssertionError(f'no results of episode {name}')
+        def published():
+            for message in self.results:
+                if scenario.episode_name(message.episode_id) == name:
+                    return message.episode_id
+            return None
+        # The operator source may have exited before this client took every
+        # result it published: keep spinning until one of the episode arrives.
+        self.spin_until(lambda: published() is not None, f'a result of episode {name}')
+        return published()
 
     def wait_for_turn(self, episode_id, turn_id):
         self.spin_until(

@@ -317,11 +317,23 @@ def _keeps_sentence(tokens, index, lang):
     before = tokens[index - 1]
     if not before.is_word or before.end != tokens[index].start:
         return False
-    if before.key in lang.abbreviations or (len(before.text) == 1 and before.text.isalpha()):
+    if before.key in lang.abbreviations:
         return True
+    if len(before.text) == 1 and before.text.isalpha():
+        # An initial ("J. R. Stone") has more of the text after it; a single
+        # letter whose full stop ends the text ends its sentence ("... is B.").
+        return not _ends_text(tokens, index + 1)
     # A full stop inside a word-like run (3.5, example.org) has no space after it.
     after = tokens[index + 1] if index + 1 < len(tokens) else None
     return after is not None and after.is_word and after.start == tokens[index].end
+
+
+def _ends_text(tokens, index):
+    """Return True when only terminators and quotes are left from index on."""
+    while index < len(tokens) and not tokens[index].is_word and (
+            tokens[index].text in _TERMINATORS or tokens[index].text in _QUOTES):
+        index += 1
+    return index == len(tokens)
 
 
 def _skip_lead(tokens, positions, end, lang, *, prefixes=False, also=frozenset()):

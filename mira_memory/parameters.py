@@ -1,0 +1,58 @@
+# Copyright 2026 mira_memory developers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+Typed node parameters declared from one table, with a clear startup error.
+
+Each parameter is a (name, default, description) row and takes its type from
+its default, so a node lists its parameters once and reads them back as
+{name: value}. An override of another type (`-p call_timeout_sec:=5`, an
+integer where a float is declared) makes rclpy's declare_parameter raise
+with a traceback; here it is a StartupError naming the parameter and the
+type it needs, so the node logs one line and exits 1. The sentence does not
+repeat the value given.
+"""
+
+from mira_memory.node_runner import StartupError
+from rcl_interfaces.msg import ParameterDescriptor, ParameterType
+from rclpy.exceptions import InvalidParameterTypeException
+
+# The default's Python type -> (its ROS parameter type, what a value must be).
+_TYPES = {
+    bool: (ParameterType.PARAMETER_BOOL, 'true or false'),
+    int: (ParameterType.PARAMETER_INTEGER, 'an integer'),
+    float: (ParameterType.PARAMETER_DOUBLE, 'a floating-point number (such as 5.0, not 5)'),
+    str: (ParameterType.PARAMETER_STRING, 'a string'),
+}
+
+
+def declare(node, name, default, description):
+    """
+    Declare a read-only parameter typed by its default and return its value.
+
+    Raises StartupError when an override has another type.
+    """
+    kind, expected = _TYPES[type(default)]
+    try:
+        node.declare_parameter(name, default, ParameterDescriptor(
+            type=kind, read_only=True, description=description))
+    except InvalidParameterTypeException:
+        raise StartupError(f'parameter {name} must be {expected}') from None
+    return node.get_parameter(name).value
+
+
+def declare_read_only(node, table):
+    """Declare every (name, default, description) row read-only; return {name: value}."""
+    return {name: declare(node, name, default, description)
+            for name, default, description in table}

@@ -1,0 +1,86 @@
+# Copyright 2026 mira_memory developers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+A parameter override of the wrong type stops a node with one clear line, exit 1.
+
+So does a params file that cannot be read: a logged line, not a traceback.
+
+Real processes of the installed executables, started the way a user would
+(`--ros-args -p name:=value`). rclpy reads `1` as an integer, so giving a
+float parameter `1` is the easy mistake these guard against.
+"""
+
+import subprocess
+
+import pytest
+from rosutil import executable, unique_namespace
+
+pytestmark = pytest.mark.ros
+
+# A deadline for a hung start on a loaded machine, not a timing.
+STARTUP_TIMEOUT = 90.0
+
+FLOAT = 'must be a floating-point number (such as 5.0, not 5)'
+
+CASES = [
+    ('cognition_node', 'call_timeout_sec:=1', f'parameter call_timeout_sec {FLOAT}'),
+    ('cognition_node', 'request_timeout_s:=60', f'parameter request_timeout_s {FLOAT}'),
+    ('cognition_node', 'max_tool_rounds:=2.0', 'parameter max_tool_rounds must be an integer'),
+    ('cognition_node', 'model:=1', 'parameter model must be a string'),
+    ('attention_node', 'call_timeout_sec:=1', f'parameter call_timeout_sec {FLOAT}'),
+    ('perception_node', 'scenario_file:=1', 'parameter scenario_file must be a string'),
+    ('operator_source', 'turn_timeout_sec:=30', f'parameter turn_timeout_sec {FLOAT}'),
+    ('operator_source', 'exit_when_done:=1', 'parameter exit_when_done must be true or false'),
+    ('operator_chat', 'start_timeout_sec:=1', f'parameter start_timeout_sec {FLOAT}'),
+    # The memory node has its own declarations and its own wording.
+    ('memory_node', 'observed_turn_wait_sec:=1', "parameter 'observed_turn_wait_sec'"),
+    ('memory_node', 'observed_turns_max:=5.0', "parameter 'observed_turns_max'"),
+]
+
+
+@pytest.mark.parametrize('name, override, sentence', CASES,
+                         ids=[f'{name}-{override.split(":=")[0]}' for name, override, _ in CASES])
+def test_a_wrongly_typed_parameter_is_one_line_and_exit_1(tmp_path, name, override, sentence):
+    result = subprocess.run(
+        [executable(name), '--ros-args', '-r', f'__ns:={unique_namespace("param")}',
+         '-p', override],
+        stdin=subprocess.DEVNULL, capture_output=True, text=True, cwd=tmp_path,
+        timeout=STARTUP_TIMEOUT)
+    output = result.stdout + result.stderr
+    assert result.returncode == 1, output
+    assert 'Traceback' not in output
+    lines = [line for line in output.splitlines() if sentence in line]
+    assert len(lines) == 1, output
+    others = [line for line in output.splitlines()
+              if ('ERROR' in line or 'error' in line) and line not in lines]
+    assert others == [], output
+
+
+@pytest.mark.parametrize('name', ['memory_node', 'cognition_node', 'operator_source'])
+@pytest.mark.parametrize('content', [None, '/**:\n  ros__parameters:\n    x: [1, "a"]\n'],
+                         ids=['missing', 'not_valid'])
+def test_an_unusable_params_file_fails_startup_without_a_traceback(tmp_path, name, content):
+    params_file = tmp_path / 'params.yaml'
+    if content is not None:
+        params_file.write_text(content)
+    result = subprocess.run(
+        [executable(name), '--ros-args', '-r', f'__ns:={unique_namespace("param")}',
+         '--params-file', str(params_file)],
+        stdin=subprocess.DEVNULL, capture_output=True, text=True, cwd=tmp_path,
+        timeout=STARTUP_TIMEOUT)
+    output = result.stdout + result.stderr
+    assert result.returncode == 1, output
+    assert 'Traceback' not in output
+    assert "cannot start: failed to initialize rcl: Couldn't parse params file" in output
