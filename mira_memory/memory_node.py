@@ -81,6 +81,7 @@ class MemoryNode(Node):
         super().__init__('memory', **kwargs)
         self._store = None
         self._reader = None
+        self._recall = None
         # One proposal per operator turn (volatile; the store keeps the durable limit).
         self._turn_proposals = TurnProposalLog()
         self._ownership = None
@@ -211,6 +212,8 @@ class MemoryNode(Node):
         try:
             self._store = store.MemoryStore.open(path, create_parent=True)
             self._reader = self._store.open_reader()
+            # Rendered answers, kept until a write changes what they show.
+            self._recall = recall.RecallCache(self._reader, self._store)
             self._health.set_counts(self._store.counts())
         except store.StoreError as error:
             self.close()
@@ -237,7 +240,7 @@ class MemoryNode(Node):
                 handle.close()
         if self._ownership is not None:
             self._ownership.release()
-        self._reader = self._store = self._ownership = None
+        self._reader = self._store = self._ownership = self._recall = None
 
     # The database stays at its path -----------------------------------------------
 
@@ -388,7 +391,7 @@ class MemoryNode(Node):
     def _on_recall(self, request, response):
         started = time.perf_counter()
         try:
-            result = recall.recall(self._reader, request.query)
+            result = self._recall.recall(request.query)
         except Exception:  # recall() never raises by contract; this guards the contract
             self.get_logger().error('recall failed unexpectedly', throttle_duration_sec=1.0)
             result = recall.unavailable()
@@ -397,7 +400,7 @@ class MemoryNode(Node):
         if result.status == recall.STATUS_UNAVAILABLE:
             self._health.recall_failures.add()
         self._health.recall.add(time.perf_counter() - started)
-        return responses.fill_recall(response, result)
+        return responses.fill_recall(response, result, request.include_entities)
 
     async def _on_remember(self, request, response):
         started = time.perf_counter()
@@ -422,8 +425,11 @@ class MemoryNode(Node):
                 kind=request.kind, subject=request.subject, predicate=request.predicate,
                 value=request.value, related_entity=request.related_entity or None,
                 related_role=request.related_role or None, evidence=request.evidence)
-            result = self._turn_proposals.answer(context, proposal, lambda: admission.admit(
-                self._store, context, proposal, self.robot_profile))
+            robot_profile = self.robot_profile
+            result = self._turn_proposals.answer(
+                context, proposal,
+                lambda: admission.admit(self._store, context, proposal, robot_profile),
+                self._store, robot_profile)
         except Exception:  # admit() never raises by contract; this guards the contract
             self.get_logger().error('remember failed unexpectedly', throttle_duration_sec=1.0)
             result = admission.backend_failure()
