@@ -54,7 +54,9 @@ def add_floor_ratios(series):
             name: summary[name + '_ms'] / floor[name + '_ms'] for name in ('p50', 'p99')}
 
 
-def _target(identifier, description, measured, limit, unit, store_label, at_target_size):
+def _target(identifier, description, measured, limit, unit, store_label, at_target_size,
+            at_least=False):
+    held = measured is not None and (measured >= limit if at_least else measured <= limit)
     return {
         'id': identifier,
         'description': description,
@@ -62,7 +64,7 @@ def _target(identifier, description, measured, limit, unit, store_label, at_targ
         'measured': measured,
         'limit': limit,
         'unit': unit,
-        'verdict': 'pass' if measured is not None and measured <= limit else 'miss',
+        'verdict': 'pass' if held else 'miss',
         'at_target_size': at_target_size,
     }
 
@@ -108,9 +110,8 @@ def targets(stores, at_target_size):
         ('start_to_ready', 'start to services ready (median of samples) <= 2 s',
          startup['ready_s']['median'], 2.0, 's'),
         # Issue 15.
-        ('i15_recall_found_p50_vs_canned',
-         'i15: recall (found) p50 <= 1.15x its canned shape', p50('recall_found',
-                                                                 'canned_recall'), 1.15, 'x'),
+        ('i15_recall_found_p50_vs_canned', 'i15: recall (found) p50 <= 1.15x its canned shape',
+         p50('recall_found', 'canned_recall'), 1.15, 'x'),
         ('i15_recall_ambiguous_p50_vs_canned',
          'i15: recall (ambiguous) p50 <= 1.25x its canned shape',
          p50('recall_ambiguous', 'canned_ambiguous'), 1.25, 'x'),
@@ -122,8 +123,8 @@ def targets(stores, at_target_size):
          'i15: remember (created, durable) p50 <= 2.5x floor',
          floor('remember_created'), 2.5, 'x floor'),
         ('i15_throughput_recall_vs_trigger',
-         'i15: throughput, recall found >= 0.8x Trigger (as Trigger/recall <= 1.25)',
-         1 / large['throughput']['recall_found_over_trigger'], 1.25, 'x'),
+         'i15: throughput with 4 clients, recall found >= 0.8x Trigger',
+         large['throughput']['recall_found_over_trigger'], 0.8, 'x Trigger'),
         ('i15_start_to_advertised', 'i15: start to services advertised (median) <= 0.5 s',
          startup['advertised_s']['median'], 0.5, 's'),
         ('i15_start_to_first_answer', 'i15: start to first answered call (median) <= 1 s',
@@ -131,7 +132,9 @@ def targets(stores, at_target_size):
         ('i15_resident_memory', 'i15: resident memory after the run <= 100 MB',
          rss_mb, 100.0, 'MB'),
     ]
-    return [_target(*row, TARGET_STORE, at_target_size) for row in rows]
+    at_least = {'i15_throughput_recall_vs_trigger'}
+    return [_target(*row, TARGET_STORE, at_target_size, at_least=row[0] in at_least)
+            for row in rows]
 
 
 def machine_line(machine, load_average=None):
