@@ -200,9 +200,12 @@ def format_table(result):
                              name, split['floor'], split['message'], name,
                              split['producing']))
         throughput = store['throughput']
+        canned = throughput.get('canned_recall', {}).get('calls_per_s')
         lines.append('  throughput, %d client processes: recall found %.0f calls/s, '
-                     'Trigger %.0f calls/s (ratio %.2f; machine CPU busy %.0f%%)' % (
+                     'canned recall %s calls/s, Trigger %.0f calls/s (recall/Trigger %.2f; '
+                     'machine CPU busy %.0f%%)' % (
                          throughput['clients'], throughput['recall_found']['calls_per_s'],
+                         '-' if canned is None else '%.0f' % canned,
                          throughput['trigger']['calls_per_s'],
                          throughput['recall_found_over_trigger'],
                          100 * throughput['system_cpu_busy']))

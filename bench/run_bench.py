@@ -469,14 +469,14 @@ class StoreBench:
         start = time.time() + 0.5
         phases = []
         for _ in range(self.settings['rounds']):
-            for series in ('trigger', 'recall_found'):
+            for series in workload.THROUGHPUT_SERIES:
                 phases.append({'series': series, 'start': start, 'end': start + phase_s})
                 start += phase_s + 0.2
         for process in processes:
             process.stdin.write(json.dumps(phases) + '\n')
             process.stdin.flush()
         totals = {series: {'calls': 0, 'outcomes': collections.Counter()}
-                  for series in ('trigger', 'recall_found')}
+                  for series in workload.THROUGHPUT_SERIES}
         for process in processes:
             line = process.stdout.readline()
             process.wait(timeout=STOP_TIMEOUT_S)

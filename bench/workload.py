@@ -39,6 +39,9 @@ CANNED_OF = {
     'recall_found_full': 'canned_found_full',
 }
 FLOOR = 'trigger'
+# The throughput phases: the floor, the canned answer of recall_found's shape
+# (what its message costs the node and the clients), recall found.
+THROUGHPUT_SERIES = ('trigger', 'canned_recall', 'recall_found')
 # The outcome label every call of a series must produce.
 EXPECTED_OUTCOMES = {
     'trigger': 'ok',

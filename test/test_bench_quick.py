@@ -131,6 +131,7 @@ def test_throughput_clients_completed_calls_with_expected_outcomes(stores):
         assert throughput['recall_found']['calls'] > 0
         assert set(throughput['trigger']['outcomes']) == {'ok'}
         assert set(throughput['recall_found']['outcomes']) == {'found'}
+        assert set(throughput['canned_recall']['outcomes']) == {'found'}
 
 
 def test_startup_memory_and_database_size_are_reported(stores):

@@ -188,12 +188,17 @@ def test_the_answer_changes_when_its_entity_gets_a_memory(store, people, cache_a
     assert memory.id not in [kept.id for kept in before.entities[0].memories]
 
 
-def test_the_cache_is_bounded(store, people):
+def test_the_cache_is_bounded_in_answers_and_memories(store, people):
     reader = store.open_reader()
     cache = recall_module.RecallCache(reader, store, capacity=2, clock=fixed_clock)
     for query in ('Ada Lovelace', 'Bob Brask', 'Sam', 'Ada Lovelace'):
         assert cache.recall(query) == recall_module.recall(reader, query, fixed_clock)
     assert len(cache) == 2
+    # Each person has 3 memories: an answer weighs 1 + its memories ("Sam": 1 + 6).
+    cache = recall_module.RecallCache(reader, store, memories=8, clock=fixed_clock)
+    for query in ('Ada Lovelace', 'Bob Brask', 'Sam', 'Nobody Here'):
+        assert cache.recall(query) == recall_module.recall(reader, query, fixed_clock)
+    assert len(cache) == 2  # "Sam" and "Nobody Here": 7 + 1
 
 
 class Retries:

@@ -56,9 +56,11 @@ QUERY_MAX_LENGTH = 256
 MAX_ENTITIES = 5
 MAX_MEMORIES_PER_ENTITY = 8
 TEXT_MAX_CHARACTERS = 12000
-# Answers RecallCache keeps: a full found answer is about 15 KB of Python
-# objects, an ambiguous one up to five times that.
+# What RecallCache keeps: at most this many answers holding at most
+# RECALL_CACHE_MEMORIES memories in all (about 1.3 KB of Python objects per
+# memory, 5 MB in all; a full found answer holds 8, an ambiguous one up to 40).
 RECALL_CACHE_CAPACITY = 256
+RECALL_CACHE_MEMORIES = 4096
 
 STATUS_FOUND = 'found'
 STATUS_AMBIGUOUS = 'ambiguous'
@@ -221,15 +223,19 @@ class RecallCache:
     text (the text quotes the query as given) without the current time,
     which every call adds afresh, so a cached answer is the answer recall()
     gives at that moment. Unreadable-store answers are never kept. At most
-    `capacity` answers, the least recently used leave first.
+    `capacity` answers holding at most `memories` memories are kept; the
+    least recently used leave first.
     """
 
-    def __init__(self, reader, store, capacity=RECALL_CACHE_CAPACITY, clock=None):
+    def __init__(self, reader, store, capacity=RECALL_CACHE_CAPACITY,
+                 memories=RECALL_CACHE_MEMORIES, clock=None):
         self._reader = reader
         self._store = store
         self._capacity = capacity
+        self._max_weight = memories
+        self._weight = 0
         self._clock = clock
-        # query -> [generation the answer is known exact at, entity ids, answer]
+        # query -> [generation the answer is known exact at, entity ids, answer, weight]
         self._answers = collections.OrderedDict()
 
     def __len__(self):
@@ -246,16 +252,18 @@ class RecallCache:
                 entry[0] = store.generation
                 self._answers.move_to_end(query)
                 return _finish(*entry[2], self._clock)
-            del self._answers[query]
+            self._weight -= self._answers.pop(query)[3]
         # Read before the answer: a write after this moment makes it stale.
         generation = store.generation
         answer = _answer(self._reader, query)
         if answer is None:
             return unavailable(self._clock)
         entity_ids = frozenset(view.entity.id for view in answer[2])
-        self._answers[query] = [generation, entity_ids, answer]
-        while len(self._answers) > self._capacity:
-            self._answers.popitem(last=False)
+        weight = 1 + sum(len(view.memories) for view in answer[2])
+        self._answers[query] = [generation, entity_ids, answer, weight]
+        self._weight += weight
+        while len(self._answers) > self._capacity or self._weight > self._max_weight:
+            self._weight -= self._answers.popitem(last=False)[1][3]
         return _finish(*answer, self._clock)
 
 
