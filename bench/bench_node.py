@@ -20,10 +20,10 @@ BenchMemoryNode adds `~/bench/empty` (std_srvs/srv/Trigger, empty callback)
 to the same node, executor and process as recall and remember, so the floor
 and the measured services share everything but the callback; it runs under
 the product's own main loop (node_runner.run). `~/bench/canned_recall`
-(RecallMemory) answers every request with the response of the first one,
-computed once by the product's recall callback: a floor of the same shape
-as a full recall, which separates moving and converting the message from
-the work of producing it. Once constructed it prints
+(RecallMemory) answers every request with the response the product's recall
+callback gave the first time that request (query and include_entities) came:
+a floor of exactly the shape of each recall, which separates moving and
+converting the message from the work of producing it. Once constructed it prints
 one line `BENCH_TIMES {...}` with CLOCK_MONOTONIC readings (comparable
 across processes on Linux) so the runner can split start-up time into
 interpreter and imports, MemoryNode construction (store open) and discovery.
@@ -61,7 +61,7 @@ class BenchMemoryNode(MemoryNode):
         started = time.monotonic()
         super().__init__(**kwargs)
         self.create_service(Trigger, FLOOR_SERVICE, _empty)
-        self._canned_recall = None
+        self._canned_recall = {}
         self.create_service(RecallMemory, CANNED_RECALL_SERVICE, self._on_canned_recall)
         print('BENCH_TIMES ' + json.dumps({
             'imported': _IMPORTED, 'init_started': started, 'constructed': time.monotonic(),
@@ -73,9 +73,11 @@ class BenchMemoryNode(MemoryNode):
             self._profiler.enable()
 
     def _on_canned_recall(self, request, response):
-        if self._canned_recall is None:
-            self._canned_recall = self._on_recall(request, response)
-        return self._canned_recall
+        key = (request.query, request.include_entities)
+        canned = self._canned_recall.get(key)
+        if canned is None:
+            canned = self._canned_recall[key] = self._on_recall(request, response)
+        return canned
 
     def destroy_node(self):
         """Dump the profile (when enabled), then close the store and destroy the node."""

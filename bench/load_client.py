@@ -53,7 +53,7 @@ def main():
     executor.add_node(node)
     clients = {}
     try:
-        for series in ('trigger', 'recall_found'):
+        for series in workload.THROUGHPUT_SERIES:
             kind = workload.service_kind(series)
             clients[series] = node.create_client(workload.SERVICE_TYPES[kind], names[kind])
             if not clients[series].wait_for_service(timeout_sec=30.0):

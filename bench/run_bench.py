@@ -47,7 +47,7 @@ import time
 
 import generate
 from mira_memory import responses
-from mira_memory.core import admission, recall
+from mira_memory.core import admission, recall, turn_proposals
 from mira_memory.core import store as store_module
 from mira_memory.msg import OperatorUtterance
 from mira_memory.srv import RecallMemory, Remember
@@ -384,16 +384,17 @@ class StoreBench:
 
     def _startup(self):
         """Start the node `startup_samples` times; keep the last one running."""
-        phases = {name: [] for name in ('ready_s', 'imports_s', 'rclpy_init_s', 'construct_s',
-                                        'discovery_and_first_call_s')}
+        phases = {name: [] for name in ('ready_s', 'advertised_s', 'imports_s', 'rclpy_init_s',
+                                        'construct_s', 'discovery_and_first_call_s')}
         samples = self.settings['startup_samples']
         for sample in range(samples):
             last = sample == samples - 1
             spawned = time.monotonic()
             self.process = self._spawn_node(profile=last and self.profile_path is not None)
-            ready = self._wait_ready(spawned)
+            advertised, ready = self._wait_ready(spawned)
             times = self._node_times(self.process.pid)
             phases['ready_s'].append(ready - spawned)
+            phases['advertised_s'].append(advertised - spawned)
             phases['imports_s'].append(times['imported'] - spawned)
             phases['rclpy_init_s'].append(times['init_started'] - times['imported'])
             phases['construct_s'].append(times['constructed'] - times['init_started'])
@@ -402,9 +403,10 @@ class StoreBench:
                 stop_process(self.process)
         result = {name: median_summary(values) for name, values in phases.items()}
         result['definition'] = (
-            'process spawn until the first recall_memory response arrives; the phases are '
-            'interpreter start and imports, rclpy.init, MemoryNode construction (store '
-            'open, services), then DDS discovery and the first call')
+            'process spawn until the first recall_memory response arrives (advertised: '
+            'until the client first sees the service); the phases are interpreter start and '
+            'imports, rclpy.init, MemoryNode construction (store open, services), then DDS '
+            'discovery and the first call')
         return result
 
     def say(self, request):
@@ -413,17 +415,21 @@ class StoreBench:
             episode_id=request.episode_id, turn_id=request.turn_id, text=request.utterance))
 
     def _wait_ready(self, spawned):
+        """Return (first seen advertised, first answered) monotonic times of recall_memory."""
         client = self.clients['recall']
         request = RecallMemory.Request(query=self.metadata['found_queries'][0])
+        advertised = None
         while time.monotonic() - spawned < READY_TIMEOUT_S:
             if self.process.poll() is not None:
                 raise RuntimeError('memory node exited with %d:\n%s' % (
                     self.process.returncode, self.node_log.read_text()[-4000:]))
             if client.service_is_ready():
+                if advertised is None:
+                    advertised = time.monotonic()
                 _, response = workload.call(
                     self.run.executor, client, request, CALL_TIMEOUT_S)
                 if response is not None:
-                    return time.monotonic()
+                    return advertised, time.monotonic()
             else:
                 time.sleep(0.002)
         raise RuntimeError('memory node not ready after %.0f s:\n%s' % (
@@ -463,14 +469,14 @@ class StoreBench:
         start = time.time() + 0.5
         phases = []
         for _ in range(self.settings['rounds']):
-            for series in ('trigger', 'recall_found'):
+            for series in workload.THROUGHPUT_SERIES:
                 phases.append({'series': series, 'start': start, 'end': start + phase_s})
                 start += phase_s + 0.2
         for process in processes:
             process.stdin.write(json.dumps(phases) + '\n')
             process.stdin.flush()
         totals = {series: {'calls': 0, 'outcomes': collections.Counter()}
-                  for series in ('trigger', 'recall_found')}
+                  for series in workload.THROUGHPUT_SERIES}
         for process in processes:
             line = process.stdout.readline()
             process.wait(timeout=STOP_TIMEOUT_S)
@@ -557,17 +563,21 @@ def interleaved(run, benches):
 
 def recall_split(series):
     """
-    Split the recall found p50 round trip with the two floors measured beside it.
+    Split each recall series' p50 round trip with the two floors measured beside it.
 
-    floor: the empty Trigger; message: what a full recall response adds by
-    being carried and converted (canned_recall minus Trigger); producing:
-    what the node adds by computing it, SQL, rendering and message building
-    (recall_found minus canned_recall).
+    floor: the empty Trigger; message: what the recall response adds by
+    being carried and converted (its same-shape canned series minus
+    Trigger); producing: what the node adds by computing it, SQL (or its
+    answer cache), rendering and message building (the recall series minus
+    its canned series). Returns {recall series: {floor, message, producing}}.
     """
     floor = series['trigger']['p50_ms']
-    canned = series['canned_recall']['p50_ms']
-    return {'floor': floor, 'message': canned - floor,
-            'producing': series['recall_found']['p50_ms'] - canned}
+    split = {}
+    for name, canned_name in workload.CANNED_OF.items():
+        canned = series[canned_name]['p50_ms']
+        split[name] = {'floor': floor, 'message': canned - floor,
+                       'producing': series[name]['p50_ms'] - canned}
+    return split
 
 
 def _timed(function, samples):
@@ -586,7 +596,9 @@ def cost_breakdown(db_path, metadata, samples):
     Split one call's node-side work into stages, in process, without transport.
 
     core: recall() or admit() (SQLite reads/writes plus rendering); of it,
-    store_reads: the store calls recall makes; build: filling the response
+    store_reads: the store calls recall makes; cached_core: the node's
+    RecallCache answering a kept answer (what a repeated query costs while
+    no write changed it); build: filling the response
     message (responses.py); serialize: rclpy's Python->C conversion and CDR
     serialization of the response (what send_response does); deserialize:
     the client's CDR->Python conversion. Medians in microseconds.
@@ -595,13 +607,18 @@ def cost_breakdown(db_path, metadata, samples):
     result = {}
     with store_module.MemoryStore.open(db_path) as opened:
         reader = opened.open_reader()
-        for series in ('recall_found', 'recall_ambiguous', 'recall_miss'):
-            query = load.request(series, 0).query
+        cache = recall.RecallCache(reader, opened)
+        for series in ('recall_found', 'recall_ambiguous', 'recall_miss', 'recall_found_full'):
+            request = load.request(series, 0)
+            query = request.query
             core, outcome = _timed(lambda: recall.recall(reader, query), samples)
+            cached, _ = _timed(lambda: cache.recall(query), samples)
             reads, _ = _timed(lambda: _recall_reads(reader, query), samples)
             result[series] = _message_stages(
                 samples, core, RecallMemory.Response,
-                lambda: responses.fill_recall(RecallMemory.Response(), outcome))
+                lambda: responses.fill_recall(
+                    RecallMemory.Response(), outcome, request.include_entities))
+            result[series]['cached_core_us'] = cached
             result[series]['store_reads_us'] = reads
             result[series]['render_and_rest_us'] = core - reads
         remember = {}
@@ -617,6 +634,27 @@ def cost_breakdown(db_path, metadata, samples):
             result[series] = _message_stages(
                 samples, core, Remember.Response,
                 lambda: responses.fill_remember(Remember.Response(), outcome))
+        # What the node does for a retry: its turn's first answer is known and
+        # only memory inserts happened since, so TurnProposalLog answers it.
+        log = turn_proposals.TurnProposalLog()
+        retries = [_proposal(load.request('remember_created', 20_000_000 + n))
+                   for n in range(samples)]
+        profile = metadata['robot_profile']
+        for context, proposal in retries:
+            log.answer(context, proposal,
+                       lambda: admission.admit(opened, context, proposal, profile),
+                       opened, profile)
+        retries = iter(retries)
+
+        def retry():
+            context, proposal = next(retries)
+            return log.answer(context, proposal,
+                              lambda: admission.admit(opened, context, proposal, profile),
+                              opened, profile)
+        core, outcome = _timed(retry, samples)
+        result['remember_retry'] = _message_stages(
+            samples, core, Remember.Response,
+            lambda: responses.fill_remember(Remember.Response(), outcome))
     result['trigger'] = _message_stages(samples, 0.0, Trigger.Response, Trigger.Response)
     return result
 
@@ -723,13 +761,15 @@ def main(argv=None):
         busy = busy_fraction(cpu_before, cpu_times())
         for bench in benches:
             bench.result['series'] = series[bench.label]
-            bench.result['recall_found_split_ms'] = recall_split(series[bench.label])
+            bench.result['recall_split_ms'] = recall_split(series[bench.label])
             bench.result['system_cpu_busy_during_calls'] = busy
+            bench.result['load_average_after_calls'] = list(os.getloadavg())
         for bench in benches:
             print('measuring throughput and costs of the %s store ...' % bench.label, flush=True)
             cpu_before = cpu_times()
             bench.result['throughput'] = bench.throughput()
             bench.result['throughput']['system_cpu_busy'] = busy_fraction(cpu_before, cpu_times())
+            bench.result['throughput']['load_average_after'] = list(os.getloadavg())
             bench.finish()
         result['stores'] = {bench.label: bench.result for bench in benches}
         result['durable_commit_ms'] = durable_commit_floor(

@@ -29,15 +29,29 @@ from mira_memory.srv import RecallMemory, Remember
 from std_srvs.srv import Trigger
 
 SERIES = (
-    'trigger', 'canned_recall', 'recall_found', 'recall_ambiguous', 'recall_miss',
-    'remember_created', 'remember_duplicate', 'remember_rejected', 'console_recall')
+    'trigger', 'canned_recall', 'recall_found', 'canned_ambiguous', 'recall_ambiguous',
+    'recall_miss', 'canned_found_full', 'recall_found_full', 'remember_created',
+    'remember_duplicate', 'remember_rejected', 'console_recall')
+# Each recall series and the canned series of the same shape (same requests).
+CANNED_OF = {
+    'recall_found': 'canned_recall',
+    'recall_ambiguous': 'canned_ambiguous',
+    'recall_found_full': 'canned_found_full',
+}
 FLOOR = 'trigger'
+# The throughput phases: the floor, the canned answer of recall_found's shape
+# (what its message costs the node and the clients), recall found.
+THROUGHPUT_SERIES = ('trigger', 'canned_recall', 'recall_found')
 # The outcome label every call of a series must produce.
 EXPECTED_OUTCOMES = {
     'trigger': 'ok',
     'canned_recall': 'found',
     'recall_found': 'found',
+    'canned_ambiguous': 'ambiguous',
     'recall_ambiguous': 'ambiguous',
+    # include_entities: the structured entities too (tools and UIs).
+    'canned_found_full': 'found',
+    'recall_found_full': 'found',
     'recall_miss': 'miss',
     'remember_created': 'applied/created',
     'remember_duplicate': 'applied/duplicate',
@@ -153,7 +167,10 @@ class Workload:
             return Trigger.Request()
         if series in ('canned_recall', 'recall_found', 'console_recall'):
             return RecallMemory.Request(query=self._found[n % len(self._found)])
-        if series == 'recall_ambiguous':
+        if series in ('canned_found_full', 'recall_found_full'):
+            return RecallMemory.Request(
+                query=self._found[n % len(self._found)], include_entities=True)
+        if series in ('canned_ambiguous', 'recall_ambiguous'):
             return RecallMemory.Request(query=self._ambiguous[n % len(self._ambiguous)])
         if series == 'recall_miss':
             return RecallMemory.Request(query=self._miss[n % len(self._miss)])

@@ -48,6 +48,7 @@ Health goes to /diagnostics once a second (mira_memory/diagnostics.py).
 
 import os
 import sys
+import threading
 import time
 
 from mira_memory import diagnostics, node_runner, responses
@@ -84,12 +85,14 @@ class MemoryNode(Node):
         super().__init__('memory', **kwargs)
         self._store = None
         self._reader = None
+        self._recall = None
         # One proposal per operator turn (volatile; the store keeps the durable limit).
         self._turn_proposals = TurnProposalLog()
         self._ownership = None
         self._health = health.Health()
         self._turn_window = None  # set when remember exists and requires observed turns
         self._copies = None  # the backup/export worker, once the services exist
+        self._row_count = None  # a background row count in progress (_count_rows)
         try:
             self._declare_parameters()
         except ParameterException as error:
@@ -217,11 +220,52 @@ class MemoryNode(Node):
         try:
             self._store = store.MemoryStore.open(path, create_parent=True)
             self._reader = self._store.open_reader()
-            self._health.set_counts(self._store.counts())
+            # Rendered answers, kept until a write changes what they show.
+            self._recall = recall.RecallCache(self._reader, self._store)
+            self._count_rows()
         except store.StoreError as error:
             self.close()
             raise node_runner.StartupError(
                 f'cannot open persistent memory at {path}: {error}') from None
+
+    def _count_rows(self):
+        """
+        Count the rows for /diagnostics in a thread, through its own read-only connection.
+
+        A full count reads every memory row: 0.2-0.6 s at 1,000,000 memories,
+        which held up start-up (issue 15) and would stall the executor.
+        SQLite lets other threads run while it counts. _take_row_count
+        applies the result on the executor thread, and only when the node
+        wrote nothing meanwhile (else it counts again), so the counts stay
+        exact; until then diagnostics show no counts.
+        """
+        generation = self._store.generation
+        reader = self._store.open_reader()
+        outcome = {}
+
+        def count():
+            try:
+                outcome['counts'] = reader.counts()
+            except store.StoreError:
+                pass  # counted again at the next report
+            finally:
+                reader.close()
+        thread = threading.Thread(target=count, name='memory row count', daemon=True)
+        self._row_count = (generation, thread, outcome)
+        thread.start()
+
+    def _take_row_count(self):
+        """Apply a finished background count; count again when it is stale or failed."""
+        if self._row_count is None:
+            return
+        generation, thread, outcome = self._row_count
+        if thread.is_alive():
+            return
+        self._row_count = None
+        if 'counts' in outcome and generation == self._store.generation:
+            self._health.set_counts(outcome['counts'])
+        elif self._health.counts is None:
+            self._count_rows()
 
     @staticmethod
     def _claim(path):
@@ -247,7 +291,7 @@ class MemoryNode(Node):
                 handle.close()
         if self._ownership is not None:
             self._ownership.release()
-        self._reader = self._store = self._ownership = None
+        self._reader = self._store = self._ownership = self._recall = None
 
     # The database stays at its path -----------------------------------------------
 
@@ -288,6 +332,7 @@ class MemoryNode(Node):
         if self._health.database_lost is None:
             # The 1 Hz report notices a lost file even when no request comes.
             self._database_in_place()
+        self._take_row_count()
         path = self.settings.database_path
         return self._health.report(
             enabled=True, database_path=path, schema_version=self._store.schema_version,
@@ -398,7 +443,7 @@ class MemoryNode(Node):
     def _on_recall(self, request, response):
         started = time.perf_counter()
         try:
-            result = recall.recall(self._reader, request.query)
+            result = self._recall.recall(request.query)
         except Exception:  # recall() never raises by contract; this guards the contract
             self.get_logger().error('recall failed unexpectedly', throttle_duration_sec=1.0)
             result = recall.unavailable()
@@ -407,7 +452,7 @@ class MemoryNode(Node):
         if result.status == recall.STATUS_UNAVAILABLE:
             self._health.recall_failures.add()
         self._health.recall.add(time.perf_counter() - started)
-        return responses.fill_recall(response, result)
+        return responses.fill_recall(response, result, request.include_entities)
 
     async def _on_remember(self, request, response):
         started = time.perf_counter()
@@ -432,8 +477,11 @@ class MemoryNode(Node):
                 kind=request.kind, subject=request.subject, predicate=request.predicate,
                 value=request.value, related_entity=request.related_entity or None,
                 related_role=request.related_role or None, evidence=request.evidence)
-            result = self._turn_proposals.answer(context, proposal, lambda: admission.admit(
-                self._store, context, proposal, self.robot_profile))
+            robot_profile = self.robot_profile
+            result = self._turn_proposals.answer(
+                context, proposal,
+                lambda: admission.admit(self._store, context, proposal, robot_profile),
+                self._store, robot_profile)
         except Exception:  # admit() never raises by contract; this guards the contract
             self.get_logger().error('remember failed unexpectedly', throttle_duration_sec=1.0)
             result = admission.backend_failure()

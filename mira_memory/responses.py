@@ -76,24 +76,32 @@ def payload_record(payload):
     return message
 
 
-def fill_recall(response, result):
-    """Copy a core RecallResult into a RecallMemory response."""
+def fill_recall(response, result, include_entities=True):
+    """
+    Copy a core RecallResult into a RecallMemory response.
+
+    include_entities=False (the request's default) leaves entities empty:
+    the text carries the same ids and fields.
+    """
     response.status = result.status
     response.reason = result.reason
-    entities = []
-    for view in result.entities:
-        message = RecalledEntity()
-        message.id = store.format_entity_id(view.entity.id)
-        message.entity_type = view.entity.entity_type
-        message.canonical_name = view.entity.canonical_name
-        message.memories = [memory_message(memory) for memory in view.memories]
-        message.memories_truncated = view.memories_truncated
-        entities.append(message)
-    response.entities = entities
+    if include_entities:
+        response.entities = [recalled_entity(view) for view in result.entities]
     response.entities_truncated = result.entities_truncated
     response.text = result.text
     response.text_truncated = result.text_truncated
     return response
+
+
+def recalled_entity(view):
+    """Build a RecalledEntity message from a core RecalledEntityView."""
+    message = RecalledEntity()
+    message.id = store.format_entity_id(view.entity.id)
+    message.entity_type = view.entity.entity_type
+    message.canonical_name = view.entity.canonical_name
+    message.memories = [memory_message(memory) for memory in view.memories]
+    message.memories_truncated = view.memories_truncated
+    return message
 
 
 def fill_remember(response, result):

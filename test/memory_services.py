@@ -44,6 +44,8 @@ ADMIN = {
     'alias_add': srv.AdminAliasAdd,
     'add': srv.AdminAdd,
     'show': srv.AdminShow,
+    'retire': srv.AdminRetire,
+    'forget': srv.AdminForget,
 }
 COUNT_FIELDS = ('entity_count', 'alias_count', 'memory_count', 'active_memory_count',
                 'link_count', 'payload_count')
@@ -159,10 +161,12 @@ class MemoryServices:
         """Return admin/show for MEM<n> (memory and payloads)."""
         return self._admin_ok('show', memory_id=memory_id)
 
-    def recall(self, query, timeout=20.0):
-        """Call recall_memory."""
-        return self.ros.call(srv.RecallMemory, f'{self.prefix}/recall_memory',
-                             srv.RecallMemory.Request(query=query), timeout=timeout)
+    def recall(self, query, timeout=20.0, include_entities=True):
+        """Call recall_memory (with the structured entities unless told otherwise)."""
+        return self.ros.call(
+            srv.RecallMemory, f'{self.prefix}/recall_memory',
+            srv.RecallMemory.Request(query=query, include_entities=include_entities),
+            timeout=timeout)
 
     def say(self, episode_id, turn_id, text):
         """Publish one operator turn on the node's operator/utterance topic."""

@@ -114,6 +114,41 @@ def fullwidth(text):
 # found / ambiguous / miss -------------------------------------------------------
 
 
+def test_by_default_the_answer_is_the_text_without_the_structured_entities(memory):
+    # Issue 15: the structured part is sent only when asked for; the text is the same.
+    name = unique('Corvina Tesk')
+    entity = memory.entity(name)
+    created = memory.memory('Corvina Tesk keeps bees.', [(entity, 'subject')])
+
+    default = memory.recall(name, include_entities=False)
+    full = memory.recall(name)
+
+    assert (default.status, default.reason) == ('found', 'exact_match')
+    assert (list(default.entities), default.entities_truncated) == ([], False)
+    assert without_time(default.text) == without_time(full.text)
+    assert f'{created.id} fact: "Corvina Tesk keeps bees."' in default.text
+    assert entity_ids(full) == [entity] and entity in default.text
+
+
+def test_an_answer_follows_every_write_that_changes_it(memory):
+    # The node keeps rendered answers (RecallCache): each write must show at once.
+    name = unique('Pellam Orrin')
+    entity = memory.entity(name)
+    assert memory.recall(name).status == 'found'
+    first = memory.memory('Pellam Orrin sails.', [(entity, 'subject')])
+    assert memory_ids(memory.recall(name).entities[0]) == [first.id]
+    assert memory.admin('retire', memory_id=first.id, reason='wrong').success
+    assert memory_ids(memory.recall(name).entities[0]) == []
+    alias = unique('Orrin Alias')
+    assert memory.recall(alias).status == 'miss'
+    memory.alias(entity, alias)
+    assert entity_ids(memory.recall(alias)) == [entity]
+    twin = memory.entity(name)
+    assert entity_ids(memory.recall(name)) == [entity, twin]
+    assert memory.admin('forget', target=twin, confirm=True).success
+    assert entity_ids(memory.recall(name)) == [entity]
+
+
 def test_found_returns_the_entity_with_its_memories(memory):
     name = unique('Brontide Avelar')
     entity = memory.entity(name, entity_type='place')

@@ -500,7 +500,7 @@ def test_working_memory_is_lost_on_restart_while_persistent_memory_survives(ros,
         # Restarted nodes must discover this client again: read with settle.
         after = sim.read(WorkingMemoryShow, 'cognition', 'working_memory/show').entries
         recalled = sim.read(RecallMemory, 'memory', 'recall_memory',
-                            RecallMemory.Request(query='Ada'))
+                            RecallMemory.Request(query='Ada', include_entities=True))
     finally:
         sim.close()
     assert after == []

@@ -375,8 +375,7 @@ def _admit(store, context, proposal, robot_profile):
             # relationship. Facts and preferences compare their values.
             same_value = kind == KIND_RELATIONSHIP or memory.value_key == value_key
             if same_value and _link_set(memory) == wanted_links:
-                return AdmissionResult(
-                    STATUS_APPLIED, OUTCOME_DUPLICATE, '', memory.id, (), '')
+                return duplicate(memory.id)
         if kind != KIND_RELATIONSHIP:
             conflicting = tuple(
                 memory.id for memory in same_slot if memory.value_key != value_key)
@@ -390,6 +389,11 @@ def _admit(store, context, proposal, robot_profile):
                 source_kind=SOURCE_OPERATOR_STATEMENT, source_label=label, confidence=None),
             allow_runtime_source=True)
     return AdmissionResult(STATUS_APPLIED, OUTCOME_CREATED, '', memory.id, (), '')
+
+
+def duplicate(memory_id):
+    """Return applied/duplicate: the proposal is already stored as memory_id."""
+    return AdmissionResult(STATUS_APPLIED, OUTCOME_DUPLICATE, '', memory_id, (), '')
 
 
 def turn_already_proposed():

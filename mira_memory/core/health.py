@@ -21,8 +21,9 @@ its path; report() turns that into one level (OK / WARN / ERROR), a
 message and ordered key/value pairs, which mira_memory/diagnostics.py
 publishes as a diagnostic_msgs/DiagnosticStatus.
 
-Counts are cheap by construction: one full count at startup (about 0.1 s
-at 1,000,000 memories, too slow to repeat every second on the node's only
+Counts are cheap by construction: one full count at startup (0.2-0.6 s at
+1,000,000 memories, so the node makes it in a background thread, see
+MemoryNode._count_rows; too slow to repeat every second on the node's only
 thread), then the node adds what it wrote itself - it is the database's
 only owner (core/ownership.py), so nobody else changes the rows. Every full
 count the node makes anyway (admin status) resets them.

@@ -39,6 +39,7 @@ its quote, add a field to its line or start a new line: no text can forge a
 field or a list item.
 """
 
+import collections
 from dataclasses import dataclass
 import datetime
 import re
@@ -55,6 +56,11 @@ QUERY_MAX_LENGTH = 256
 MAX_ENTITIES = 5
 MAX_MEMORIES_PER_ENTITY = 8
 TEXT_MAX_CHARACTERS = 12000
+# What RecallCache keeps: at most this many answers holding at most
+# RECALL_CACHE_MEMORIES memories in all (about 1.3 KB of Python objects per
+# memory, 5 MB in all; a full found answer holds 8, an ambiguous one up to 40).
+RECALL_CACHE_CAPACITY = 256
+RECALL_CACHE_MEMORIES = 4096
 
 STATUS_FOUND = 'found'
 STATUS_AMBIGUOUS = 'ambiguous'
@@ -162,9 +168,19 @@ def recall(reader, query, clock=None):
     a timezone-aware datetime (default: the system clock). Never raises:
     store failures yield status unavailable with no entities.
     """
+    answer = _answer(reader, query)
+    return unavailable(clock) if answer is None else _finish(*answer, clock)
+
+
+def _answer(reader, query):
+    """
+    Return (status, reason, views, entities_truncated, body lines), None when unreadable.
+
+    Everything of a recall but the current time, which _finish adds.
+    """
     reason = validate_query(query)
     if reason:
-        return _finish(STATUS_INVALID, reason, (), False, [_INVALID_LINES[reason]], clock)
+        return STATUS_INVALID, reason, (), False, (_INVALID_LINES[reason],)
     try:
         found, entities_truncated = reader.find_with_newest_memories(
             query, entity_limit=MAX_ENTITIES, memory_limit=MAX_MEMORIES_PER_ENTITY)
@@ -173,17 +189,17 @@ def recall(reader, query, clock=None):
         # stored name or alias can have its key, so this is a plain miss.
         found, entities_truncated = [], False
     except (StoreError, sqlite3.Error):
-        return unavailable(clock)
-    views = [
+        return None
+    views = tuple(
         RecalledEntityView(entity, tuple(memories), truncated)
-        for entity, memories, truncated in found]
+        for entity, memories, truncated in found)
     shown_query = quoted(display_form(query))
     if not views:
         lines = [
             'Result: miss (no_exact_match). No entity has the canonical name or alias %s. '
             'Only exact names and aliases are matched (no prefix, substring, spelling or '
             'meaning search), so nothing is remembered under this name.' % shown_query]
-        return _finish(STATUS_MISS, REASON_NO_EXACT_MATCH, (), False, lines, clock)
+        return STATUS_MISS, REASON_NO_EXACT_MATCH, (), False, tuple(lines)
     if len(views) == 1:
         status, reason = STATUS_FOUND, REASON_EXACT_MATCH
         lines = ['Result: found (exact_match). One entity exactly matches %s.' % shown_query]
@@ -192,13 +208,69 @@ def recall(reader, query, clock=None):
         lines = [_ambiguous_line(shown_query, len(views), entities_truncated)]
     for view in views:
         _render_entity(view, lines)
-    return _finish(status, reason, tuple(views), entities_truncated, lines, clock)
+    return status, reason, views, entities_truncated, tuple(lines)
+
+
+class RecallCache:
+    """
+    recall() with each answer kept until the store changes what it shows.
+
+    The memory node is the store's only writer, so the store's write
+    generations (store.MemoryStore.changed_since) say exactly when an answer
+    may be stale: a memory linked to one of the answer's entities was
+    inserted, or anything else was written (an entity or alias that a query
+    may now match, a retirement, a forget). Answers are kept per exact query
+    text (the text quotes the query as given) without the current time,
+    which every call adds afresh, so a cached answer is the answer recall()
+    gives at that moment. Unreadable-store answers are never kept. At most
+    `capacity` answers holding at most `memories` memories are kept; the
+    least recently used leave first.
+    """
+
+    def __init__(self, reader, store, capacity=RECALL_CACHE_CAPACITY,
+                 memories=RECALL_CACHE_MEMORIES, clock=None):
+        self._reader = reader
+        self._store = store
+        self._capacity = capacity
+        self._max_weight = memories
+        self._weight = 0
+        self._clock = clock
+        # query -> [generation the answer is known exact at, entity ids, answer, weight]
+        self._answers = collections.OrderedDict()
+
+    def __len__(self):
+        return len(self._answers)
+
+    def recall(self, query):
+        """Return the answer the module function gives for query now (never raises)."""
+        if not isinstance(query, str):
+            return recall(self._reader, query, self._clock)
+        store = self._store
+        entry = self._answers.get(query)
+        if entry is not None:
+            if not store.changed_since(entry[0], entry[1]):
+                entry[0] = store.generation
+                self._answers.move_to_end(query)
+                return _finish(*entry[2], self._clock)
+            self._weight -= self._answers.pop(query)[3]
+        # Read before the answer: a write after this moment makes it stale.
+        generation = store.generation
+        answer = _answer(self._reader, query)
+        if answer is None:
+            return unavailable(self._clock)
+        entity_ids = frozenset(view.entity.id for view in answer[2])
+        weight = 1 + sum(len(view.memories) for view in answer[2])
+        self._answers[query] = [generation, entity_ids, answer, weight]
+        self._weight += weight
+        while len(self._answers) > self._capacity or self._weight > self._max_weight:
+            self._weight -= self._answers.popitem(last=False)[1][3]
+        return _finish(*answer, self._clock)
 
 
 def unavailable(clock=None):
     """Return the store_unavailable result, also for callers with no store at all."""
     return _finish(
-        STATUS_UNAVAILABLE, REASON_STORE_UNAVAILABLE, (), False, [_UNAVAILABLE_LINE], clock)
+        STATUS_UNAVAILABLE, REASON_STORE_UNAVAILABLE, (), False, (_UNAVAILABLE_LINE,), clock)
 
 
 def quoted(text):
@@ -274,7 +346,7 @@ def _finish(status, reason, views, entities_truncated, body_lines, clock):
     lines = [HEADER_LINE, FRAMING_LINE, TIME_LINE % _utc_now(clock), READING_LINE]
     lines.extend(body_lines)
     text, text_truncated = _cap('\n'.join(lines), lines)
-    return RecallResult(status, reason, views, entities_truncated, text, text_truncated)
+    return RecallResult(status, reason, tuple(views), entities_truncated, text, text_truncated)
 
 
 def _utc_now(clock):

@@ -20,10 +20,20 @@ separate tables. Integer primary keys render as ENT<n> / MEM<n>. Every write
 is one BEGIN IMMEDIATE transaction that rolls back completely on any error.
 Names and aliases resolve only by exact normalized keys (see normalize.py).
 
+Write generations. The memory node is the file's only writer (it owns it), so
+the store knows every change: each committed write transaction gets the next
+`generation` and a record of what it may have changed, and
+`changed_since(generation, entity_ids)` tells a cache whether an answer read
+at `generation` may be stale. A memory insert is recorded with its linked
+entities (it changes nothing else a read can see: not which names match, not
+any other entity's memories); every other write (entity, alias, retire,
+forget) is recorded as changing anything.
+
 Memory.value_key is stored alongside value and always equals
 normalize_key(value); admission compares values through it.
 """
 
+import collections
 import contextlib
 from dataclasses import dataclass
 import datetime
@@ -147,6 +157,10 @@ REASON_MAX_LENGTH = 500
 # How long forget waits for readers to leave the WAL before giving up on truncating it.
 WAL_TRUNCATE_ATTEMPTS = 100
 WAL_TRUNCATE_PAUSE_S = 0.01
+
+# Write records kept for changed_since(); an answer older than the oldest
+# record counts as changed.
+CHANGE_LOG_MAX = 1024
 
 _ENTITY_ID_PATTERN = re.compile(r'ENT([1-9][0-9]*)')
 _MEMORY_ID_PATTERN = re.compile(r'MEM([1-9][0-9]*)')
@@ -646,6 +660,11 @@ class MemoryStore(_Reads):
         super().__init__(conn, path)
         self._clock = clock
         self._readers = []
+        # See "Write generations" in the module docstring.
+        self.generation = 0
+        self._changes = collections.deque(maxlen=CHANGE_LOG_MAX)
+        # During a tracked transaction: the entity ids its inserts linked.
+        self._touched = None
 
     @classmethod
     def open(cls, path, *, create_parent=False, clock=None):  # noqa: A003
@@ -722,25 +741,69 @@ class MemoryStore(_Reads):
             super().close()
 
     @contextlib.contextmanager
-    def _atomic(self):
-        """Run one BEGIN IMMEDIATE transaction; roll back on any exception."""
+    def _atomic(self, *, tracked=False):
+        """
+        Run one BEGIN IMMEDIATE transaction; roll back on any exception.
+
+        tracked: the transaction's only writes are memory inserts, which
+        report their linked entities (_touch); otherwise it is recorded as
+        changing anything. The record is made however the transaction ends
+        (a rolled-back one only costs a cache a refill).
+        """
         with self._lock:
             conn = self._require_open()
             if conn.in_transaction:
                 raise StoreError('a write transaction is already open on this store')
-            with _backend_errors('begin'):
-                conn.execute('BEGIN IMMEDIATE')
+            self._touched = set() if tracked else None
             try:
-                with _backend_errors('write'):
-                    yield conn
-                with _backend_errors('commit'):
-                    conn.execute('COMMIT')
-            except BaseException:
-                if conn.in_transaction:
-                    # The original exception matters more than a failed rollback.
-                    with contextlib.suppress(sqlite3.Error):
-                        conn.execute('ROLLBACK')
-                raise
+                with _backend_errors('begin'):
+                    conn.execute('BEGIN IMMEDIATE')
+                try:
+                    with _backend_errors('write'):
+                        yield conn
+                    with _backend_errors('commit'):
+                        conn.execute('COMMIT')
+                except BaseException:
+                    if conn.in_transaction:
+                        # The original exception matters more than a failed rollback.
+                        with contextlib.suppress(sqlite3.Error):
+                            conn.execute('ROLLBACK')
+                    raise
+            finally:
+                touched, self._touched = self._touched, None
+                if touched is None or touched:
+                    # A tracked transaction that inserted nothing changed nothing.
+                    self.generation += 1
+                    self._changes.append(
+                        (self.generation, None if touched is None else frozenset(touched)))
+
+    def _touch(self, memory):
+        """Record, inside a tracked transaction, the entities a new memory links."""
+        if self._touched is not None:
+            self._touched.update(link.entity_id for link in memory.links)
+
+    def changed_since(self, generation, entity_ids=()):
+        """
+        Return True when a write after `generation` may have changed a read of entity_ids.
+
+        A read at `generation` (the value of self.generation when it began)
+        of the entities entity_ids is still exact unless a later write
+        changed anything, or inserted a memory linked to one of them, or the
+        bounded record no longer reaches back to it. With no entity_ids only
+        writes that may change anything count (a memory insert changes no
+        name and no existing memory).
+        """
+        if generation == self.generation:
+            return False
+        changes = self._changes
+        if not changes or changes[0][0] > generation + 1 or generation > self.generation:
+            return True
+        for stamp, touched in reversed(changes):
+            if stamp <= generation:
+                break
+            if touched is None or not touched.isdisjoint(entity_ids):
+                return True
+        return False
 
     def _now(self):
         return _timestamp(self._clock)
@@ -784,8 +847,10 @@ class MemoryStore(_Reads):
         source_kind operator_statement is reserved for remember admission.
         """
         now = self._now()
-        with self._atomic() as conn:
-            return _insert_memory(conn, new, now, allow_runtime_source=False)
+        with self._atomic(tracked=True) as conn:
+            memory = _insert_memory(conn, new, now, allow_runtime_source=False)
+            self._touch(memory)
+            return memory
 
     def retire_memory(self, memory_id, reason):
         """
@@ -890,7 +955,7 @@ class WriteTransaction:
     def __enter__(self):
         if self._atomic is not None:
             raise StoreError('a WriteTransaction can be entered only once')
-        self._atomic = self._store._atomic()
+        self._atomic = self._store._atomic(tracked=True)
         self._conn = self._atomic.__enter__()
         return self
 
@@ -946,4 +1011,5 @@ class WriteTransaction:
                 conn.execute('RELEASE insert_memory')
                 raise
             conn.execute('RELEASE insert_memory')
+        self._store._touch(memory)
         return memory
