@@ -21,7 +21,9 @@ It serves, under its own name (/mira/memory in bringup):
 - ~/remember (Remember): operator-grounded admission, every rule enforced
   here whatever the caller checked, and only for an operator turn this node
   heard itself on operator/utterance (require_observed_turns, see below);
-- ~/admin/<command>: one service per console command.
+- ~/admin/<command>: one service per console command. backup and export
+  run on a worker thread (mira_memory/copy_worker.py) while the node keeps
+  serving; one at a time.
 
 Recall and remember exist only while persistent memory is enabled; the admin
 services always exist so `memory persistent` can say that it is disabled.
@@ -51,6 +53,7 @@ import time
 
 from mira_memory import diagnostics, node_runner, responses
 from mira_memory.cognition import LIVE_SUBSCRIBER_QOS, UTTERANCE_TOPIC
+from mira_memory.copy_worker import CopyWorker
 from mira_memory.core import admission, archive, config, health, ownership, recall, store, turns
 from mira_memory.core.normalize import has_forbidden_characters
 from mira_memory.core.turn_proposals import TurnProposalLog
@@ -88,6 +91,7 @@ class MemoryNode(Node):
         self._ownership = None
         self._health = health.Health()
         self._turn_window = None  # set when remember exists and requires observed turns
+        self._copies = None  # the backup/export worker, once the services exist
         self._row_count = None  # a background row count in progress (_count_rows)
         try:
             self._declare_parameters()
@@ -105,10 +109,12 @@ class MemoryNode(Node):
             self, 'persistent memory',
             str(self.settings.database_path) if self.settings.enabled else '',
             self._diagnostic_report)
+        self._copies = CopyWorker(self)
         for service_type, command, work in ((AdminBackup, 'backup', archive.backup),
                                             (AdminExport, 'export', archive.export)):
             self.create_service(
-                service_type, f'~/admin/{command}', self._copy_callback(command, work))
+                service_type, f'~/admin/{command}', self._copy_callback(command, work),
+                callback_group=self._copies.callback_group)
         # admin/list comes last: once it is in the graph, every admin service is.
         admin = (
             (AdminStatus, 'status', self._admin_status),
@@ -276,6 +282,10 @@ class MemoryNode(Node):
 
     def close(self):
         """Close the store once, then give up the file (idempotent); after spinning stopped."""
+        if self._copies is not None:
+            # A backup or export in flight ends early (its partial file is
+            # removed) before the store closes and the file is given up.
+            self._copies.stop()
         for handle in (self._reader, self._store):
             if handle is not None:
                 handle.close()
@@ -598,6 +608,9 @@ class MemoryNode(Node):
             response, f'retired {store.format_memory_id(memory.id)}')
 
     def _admin_forget(self, request, response):
+        if request.confirm and self._copies.busy:
+            # The copy's read snapshot would keep the forgotten text in the WAL.
+            raise store.BusyError('a backup or export is running; forget when it is done')
         target = request.target
         if target.startswith('ENT'):
             plan = self._store.forget_entity(
@@ -612,20 +625,27 @@ class MemoryNode(Node):
 
     def _copy_callback(self, command, work):
         """
-        Serve backup or export through its own read-only snapshot connection.
+        Serve backup or export on the worker thread; the executor serves the rest meanwhile.
 
-        The copy runs inside the callback: the executor waits for it (the
-        threaded version did not get its reply out; see the report of issue 13).
+        The copy reads through its own read-only snapshot connection
+        (core.archive), so the node's reader and writer are never shared
+        with the thread. A second copy while one runs is answered busy.
         """
-        def callback(request, response):
+        async def callback(request, response):
             if self._store is None:
                 return responses.fill_admin_disabled(response)
+            started = time.perf_counter()
             try:
-                result = work(str(self._store.path), request.path, force=request.force)
+                self._require_database_in_place()
+                result = await self._copies.run(
+                    work, str(self._store.path), request.path, force=request.force)
             except Exception as error:  # never let a callback raise into the executor
                 if not isinstance(error, store.StoreError):
                     self.get_logger().error(f'admin {command} failed: {error!r}')
                 return responses.fill_admin_error(response, error)
+            self.get_logger().info(
+                f'{command} of {self.settings.database_path} written to {result["path"]} '
+                f'in {time.perf_counter() - started:.1f} s')
             return responses.fill_copy(response, result, command)
         return callback
 

@@ -247,11 +247,61 @@ def test_backup_refuses_bad_targets(store, target):
         archive.backup(str(store.path), target)
 
 
-def test_backup_refuses_the_database_itself(store):
-    with pytest.raises((InvalidInputError, TargetExistsError)):
-        archive.backup(str(store.path), str(store.path), force=True)
-    with pytest.raises(InvalidInputError):
-        archive.backup(str(store.path), str(store.path) + '-wal', force=True)
+@pytest.mark.parametrize('copy', [archive.backup, archive.export])
+@pytest.mark.parametrize('force', [False, True])
+@pytest.mark.parametrize('suffix', ['', '-wal'])
+def test_copies_refuse_the_database_itself_and_never_offer_force(store, copy, force, suffix):
+    before = store.path.read_bytes()
+    with pytest.raises(InvalidInputError, match='^the target is the database itself$'):
+        copy(str(store.path), str(store.path) + suffix, force=force)
+    assert store.path.read_bytes() == before
+
+
+def test_backup_is_the_snapshot_of_its_start_while_the_store_keeps_writing(store, ada, tmp_path):
+    """The node writes while a backup runs: the copy is the snapshot taken when it began."""
+    before = store.counts()
+    written = []
+
+    def write_during_the_copy(status, remaining, total):
+        if not written:
+            written.append(store.add_memory(NewMemory(
+                kind='fact', summary='Ada writes notes', links=((ada[0].id, 'subject'),))))
+
+    target = tmp_path / 'copy.sqlite3'
+    result = archive.backup(str(store.path), str(target), pages=1,
+                            progress=write_during_the_copy)
+    assert written and store.counts()['memories'] == before['memories'] + 1
+    assert result['counts']['memories'] == before['memories']
+    with MemoryStore.open(target) as copy:
+        assert copy.counts() == before
+
+
+class StopAfter:
+    """should_stop that answers True from its nth question on."""
+
+    def __init__(self, n):
+        self.asked, self.n = 0, n
+
+    def __call__(self):
+        self.asked += 1
+        return self.asked >= self.n
+
+
+@pytest.mark.parametrize('n', [1, 3])
+def test_a_stopped_backup_writes_nothing(store, ada, tmp_path, n):
+    target = tmp_path / 'copy.sqlite3'
+    stop = StopAfter(n)
+    with pytest.raises(archive.CopyStoppedError, match='^backup stopped before it was complete'):
+        archive.backup(str(store.path), str(target), pages=1, should_stop=stop)
+    assert stop.asked == n
+    assert [path.name for path in tmp_path.iterdir() if 'copy' in path.name] == []
+
+
+def test_a_stopped_export_writes_nothing(store, ada, tmp_path):
+    target = tmp_path / 'memory.jsonl'
+    with pytest.raises(archive.CopyStoppedError, match='^export stopped before it was complete'):
+        archive.export(str(store.path), str(target), should_stop=StopAfter(1))
+    assert [path.name for path in tmp_path.iterdir() if 'memory.jsonl' in path.name] == []
 
 
 # Export and import -------------------------------------------------------------------

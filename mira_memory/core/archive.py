@@ -20,7 +20,10 @@ read transaction, so they see one consistent snapshot while the node keeps
 writing through its own connection (WAL readers never block the writer).
 Both write to a temporary file beside the target and put it in place only
 when it is complete, fsynced and verified; an existing target is kept unless
-force is given.
+force is given. Both take should_stop, a callable asked between backup steps,
+every few thousand SQLite instructions and every EXPORT_STOP_CHECK_ROWS
+rows: when it returns True the copy ends with CopyStoppedError and no file
+(the memory node asks this when it shuts down during a copy).
 
 Import is offline: it builds a new database from an export in one
 transaction, checking every store rule, and leaves no file behind when the
@@ -41,6 +44,11 @@ EXPORT_FORMAT = 'mira_memory export'
 # Pages per backup step: small enough that one step is a few milliseconds of
 # I/O, large enough that a 400 MB store needs no more than a few thousand steps.
 BACKUP_PAGES_PER_STEP = 1024
+# SQLite virtual machine instructions between two should_stop() checks while
+# counting rows or checking integrity: about 10 ms of work, so the check (which
+# takes the GIL from the node's executor thread) runs about 100 times a second.
+STOP_CHECK_INSTRUCTIONS = 1_000_000
+EXPORT_STOP_CHECK_ROWS = 1000
 RECORD_TYPES = ('entity', 'alias', 'memory', 'link', 'payload')
 # Header count names per record type (the store's counts() names).
 _COUNT_NAMES = {'entity': 'entities', 'alias': 'aliases', 'memory': 'memories',
@@ -71,7 +79,7 @@ _FIELDS = {
 }
 
 
-def _absolute_target(path, force):
+def _absolute_target(source, path, force):
     if not isinstance(path, str) or not path:
         raise InvalidInputError('the target path is empty')
     target = pathlib.Path(path)
@@ -82,6 +90,9 @@ def _absolute_target(path, force):
         raise InvalidInputError('the target directory does not exist: %s' % target.parent)
     if target.is_dir():
         raise InvalidInputError('the target is a directory: %s' % target)
+    # Before the exists check: its answer suggests --force, which must
+    # never be offered for the database itself.
+    _check_target(source, target)
     if target.exists() and not force:
         raise TargetExistsError('%s exists; give --force to replace it' % target)
     return target
@@ -123,12 +134,28 @@ def _publish(partial, target, force):
     _fsync_path(target.parent, directory=True)
 
 
-def _partial_name(target):
-    return target.with_name('.%s.%d.partial' % (target.name, os.getpid()))
+def partial_path(target, pid=None):
+    """Return the temporary file a copy to target writes first (pid: the copying process)."""
+    target = pathlib.Path(target)
+    return target.with_name('.%s.%d.partial' % (target.name, os.getpid() if pid is None else pid))
 
 
-def _snapshot_connection(source, *, check_schema=True):
-    conn = schema.open_read_only(pathlib.Path(source))
+class CopyStoppedError(BackendError):
+    """should_stop() asked a backup or export to end early; nothing was written."""
+
+
+def _never():
+    return False
+
+
+def _stoppable(conn, should_stop):
+    """Make conn's statements end with 'interrupted' as soon as should_stop() is True."""
+    conn.set_progress_handler(lambda: 1 if should_stop() else 0, STOP_CHECK_INSTRUCTIONS)
+    return conn
+
+
+def _snapshot_connection(source, should_stop, *, check_schema=True):
+    conn = _stoppable(schema.open_read_only(pathlib.Path(source)), should_stop)
     try:
         conn.execute('BEGIN')
         # The first read pins the snapshot that every later read of this
@@ -144,7 +171,7 @@ def _snapshot_connection(source, *, check_schema=True):
 
 
 def backup(source, target, *, force=False, pages=BACKUP_PAGES_PER_STEP, progress=None,
-           check_schema=True):
+           check_schema=True, should_stop=_never):
     """
     Copy the database at source to target with SQLite's online backup API.
 
@@ -153,15 +180,28 @@ def backup(source, target, *, force=False, pages=BACKUP_PAGES_PER_STEP, progress
     integrity_check and compared row count by row count with the snapshot
     before it is fsynced and put in place. check_schema=False copies a file
     of any schema version (memory_migrate's backup of a version 1 file).
+    SQLite releases the GIL during each step, so other Python threads run
+    while the pages are copied.
     """
-    target = _absolute_target(target, force)
-    _check_target(source, target)
-    partial = _partial_name(target)
+    target = _absolute_target(source, target, force)
+    partial = partial_path(target)
+
+    def step_done(status, remaining, total):
+        if should_stop():
+            raise CopyStoppedError('backup stopped before it was complete; nothing was written')
+        if progress is not None:
+            progress(status, remaining, total)
+
     try:
-        with _closing(_snapshot_connection(source, check_schema=check_schema)) as src:
+        with _closing(_snapshot_connection(source, should_stop,
+                                           check_schema=check_schema)) as src:
             counts = schema.table_counts(src)
-            with _closing(sqlite3.connect(str(partial), isolation_level=None)) as dst:
-                src.backup(dst, pages=pages, progress=progress)
+            # timeout=0: the partial file is this copy's alone, so a lock on it
+            # is answered at once (and retried after the step's pause) instead
+            # of after SQLite's busy timeout, and should_stop is asked meanwhile.
+            with _closing(_stoppable(sqlite3.connect(str(partial), isolation_level=None,
+                                                     timeout=0), should_stop)) as dst:
+                src.backup(dst, pages=pages, progress=step_done)
                 # The copy carries the source's WAL flag; a backup is one file.
                 dst.execute('PRAGMA journal_mode = DELETE').fetchall()
                 dst.execute('PRAGMA foreign_keys = ON')
@@ -171,12 +211,20 @@ def backup(source, target, *, force=False, pages=BACKUP_PAGES_PER_STEP, progress
                     raise BackendError('the copy has %r rows, the snapshot %r' % (copied, counts))
         _publish(partial, target, force)
     except sqlite3.Error as exc:
+        _raise_if_stopped(should_stop, 'backup', exc)
         raise BackendError('backup failed: %s: %s' % (type(exc).__name__, exc)) from exc
     except OSError as exc:
         raise BackendError('backup failed: %s' % exc) from exc
     finally:
         partial.unlink(missing_ok=True)
     return {'path': str(target), 'bytes': target.stat().st_size, 'counts': counts}
+
+
+def _raise_if_stopped(should_stop, what, exc):
+    """Report an SQLite 'interrupted' caused by should_stop as CopyStoppedError."""
+    if should_stop():
+        raise CopyStoppedError(
+            '%s stopped before it was complete; nothing was written' % what) from exc
 
 
 class _closing:
@@ -201,7 +249,7 @@ def _sequences(conn):
     return dict(conn.execute('SELECT name, seq FROM sqlite_sequence ORDER BY name'))
 
 
-def export(source, target, *, force=False):
+def export(source, target, *, force=False, should_stop=_never):
     """
     Write the database at source as deterministic JSON Lines; return the header counts.
 
@@ -210,11 +258,10 @@ def export(source, target, *, force=False):
     one JSON object per line with sorted keys. Derived keys (name_key,
     alias_key, value_key) are left out: import computes them again.
     """
-    target = _absolute_target(target, force)
-    _check_target(source, target)
-    partial = _partial_name(target)
+    target = _absolute_target(source, target, force)
+    partial = partial_path(target)
     try:
-        with _closing(_snapshot_connection(source)) as src:
+        with _closing(_snapshot_connection(source, should_stop)) as src:
             counts = schema.table_counts(src)
             header = {
                 'type': 'header', 'format': EXPORT_FORMAT,
@@ -226,12 +273,16 @@ def export(source, target, *, force=False):
                 out.write(_line(header))
                 for kind in RECORD_TYPES:
                     fields = _FIELDS[kind]
-                    for row in src.execute(_EXPORT_SQL[kind]):
+                    for number, row in enumerate(src.execute(_EXPORT_SQL[kind])):
+                        if number % EXPORT_STOP_CHECK_ROWS == 0 and should_stop():
+                            raise CopyStoppedError('export stopped before it was complete;'
+                                                   ' nothing was written')
                         record = {'type': kind}
                         record.update(zip(fields, row))
                         out.write(_line(record))
         _publish(partial, target, force)
     except sqlite3.Error as exc:
+        _raise_if_stopped(should_stop, 'export', exc)
         raise BackendError('export failed: %s: %s' % (type(exc).__name__, exc)) from exc
     except OSError as exc:
         raise BackendError('export failed: %s' % exc) from exc
