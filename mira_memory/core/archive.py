@@ -30,6 +30,7 @@ transaction, checking every store rule, and leaves no file behind when the
 export is refused.
 """
 
+import contextlib
 import json
 import os
 import pathlib
@@ -192,7 +193,7 @@ def backup(source, target, *, force=False, pages=BACKUP_PAGES_PER_STEP, progress
         if progress is not None:
             progress(status, remaining, total)
 
-    try:
+    with _copy_failures('backup', partial, should_stop):
         with _closing(_snapshot_connection(source, should_stop,
                                            check_schema=check_schema)) as src:
             counts = schema.table_counts(src)
@@ -210,21 +211,23 @@ def backup(source, target, *, force=False, pages=BACKUP_PAGES_PER_STEP, progress
                 if copied != counts:
                     raise BackendError('the copy has %r rows, the snapshot %r' % (copied, counts))
         _publish(partial, target, force)
-    except sqlite3.Error as exc:
-        _raise_if_stopped(should_stop, 'backup', exc)
-        raise BackendError('backup failed: %s: %s' % (type(exc).__name__, exc)) from exc
-    except OSError as exc:
-        raise BackendError('backup failed: %s' % exc) from exc
-    finally:
-        partial.unlink(missing_ok=True)
     return {'path': str(target), 'bytes': target.stat().st_size, 'counts': counts}
 
 
-def _raise_if_stopped(should_stop, what, exc):
-    """Report an SQLite 'interrupted' caused by should_stop as CopyStoppedError."""
-    if should_stop():
-        raise CopyStoppedError(
-            '%s stopped before it was complete; nothing was written' % what) from exc
+@contextlib.contextmanager
+def _copy_failures(what, partial, should_stop):
+    """Turn a copy's SQLite and OS errors into store errors; never leave its partial file."""
+    try:
+        yield
+    except sqlite3.Error as exc:
+        if should_stop():  # an SQLite 'interrupted' that should_stop caused
+            raise CopyStoppedError(
+                '%s stopped before it was complete; nothing was written' % what) from exc
+        raise BackendError('%s failed: %s: %s' % (what, type(exc).__name__, exc)) from exc
+    except OSError as exc:
+        raise BackendError('%s failed: %s' % (what, exc)) from exc
+    finally:
+        partial.unlink(missing_ok=True)
 
 
 class _closing:
@@ -260,7 +263,7 @@ def export(source, target, *, force=False, should_stop=_never):
     """
     target = _absolute_target(source, target, force)
     partial = partial_path(target)
-    try:
+    with _copy_failures('export', partial, should_stop):
         with _closing(_snapshot_connection(source, should_stop)) as src:
             counts = schema.table_counts(src)
             header = {
@@ -281,13 +284,6 @@ def export(source, target, *, force=False, should_stop=_never):
                         record.update(zip(fields, row))
                         out.write(_line(record))
         _publish(partial, target, force)
-    except sqlite3.Error as exc:
-        _raise_if_stopped(should_stop, 'export', exc)
-        raise BackendError('export failed: %s: %s' % (type(exc).__name__, exc)) from exc
-    except OSError as exc:
-        raise BackendError('export failed: %s' % exc) from exc
-    finally:
-        partial.unlink(missing_ok=True)
     return {'path': str(target), 'bytes': target.stat().st_size, 'counts': header['counts']}
 
 

@@ -209,23 +209,20 @@ def open_read_only(path):
 
 def read_version(path):
     """Return (user_version, table names) of the file at path, read-only."""
-    conn = open_read_only(path)
-    try:
-        return conn.execute('PRAGMA user_version').fetchone()[0], _names(conn)
-    except sqlite3.OperationalError as exc:
-        raise BackendError('cannot read database: %s' % exc) from exc
-    except sqlite3.DatabaseError as exc:
-        raise UnsupportedDatabaseError(
-            'file is not a usable SQLite database: %s' % exc) from exc
-    finally:
-        conn.close()
+    return _read_only(path, lambda conn: (
+        conn.execute('PRAGMA user_version').fetchone()[0], _names(conn)))
 
 
 def inspect_existing(path):
     """Validate an existing file through a read-only connection that writes nothing."""
+    return _read_only(path, lambda conn: schema_state(conn, path))
+
+
+def _read_only(path, read):
+    """Return read(conn) on a read-only connection to path, with the store's errors."""
     conn = open_read_only(path)
     try:
-        return schema_state(conn, path)
+        return read(conn)
     except sqlite3.OperationalError as exc:
         raise BackendError('cannot read database: %s' % exc) from exc
     except sqlite3.DatabaseError as exc:
