@@ -103,6 +103,11 @@ def parse_args(argv):
     parser.add_argument('--node-log-level', choices=('debug', 'info', 'warn', 'error'),
                         help="the memory node's --log-level (default: the product's, info); "
                              'for A/B runs that show what per-call logging costs')
+    parser.add_argument('--turn-lead-ms', type=float, default=0.0, dest='turn_lead_ms',
+                        help="untimed pause between publishing a remember's operator turn "
+                             'and calling remember (0: call at once, the node may have to '
+                             'wait for the turn; real cognition calls remember only after '
+                             'the model answered, hundreds of ms after the turn)')
     parser.add_argument('--profile', action='store_true',
                         help='run the store nodes under cProfile and print where their time '
                              'goes (slows every call: the latencies of such a run are not '
@@ -121,6 +126,7 @@ def parse_args(argv):
     settings['seed'] = args.seed
     settings['domain_id'] = args.domain
     settings['node_log_level'] = args.node_log_level
+    settings['turn_lead_s'] = args.turn_lead_ms / 1000.0
     args.settings = settings
     return args
 
@@ -536,6 +542,8 @@ def interleaved(run, benches):
                 # Published just before the call, outside the timed round trip:
                 # the node may still have to wait for it, as with real cognition.
                 bench.say(request)
+                if settings['turn_lead_s']:
+                    time.sleep(settings['turn_lead_s'])
             elapsed, response = workload.call_series(
                 series, executor, bench.clients[workload.service_kind(series)], request,
                 CALL_TIMEOUT_S)
