@@ -48,10 +48,15 @@ class DropFirstServer:
              ','.join(slow_failures)],
             stdout=self._log, stderr=subprocess.STDOUT, text=True, start_new_session=True)
         deadline = time.monotonic() + 30
-        while 'ready' not in self.output():
-            assert self.process.poll() is None, self.output()
-            assert time.monotonic() < deadline, 'the server did not start'
-            time.sleep(0.1)
+        try:
+            while 'ready' not in self.output():
+                assert self.process.poll() is None, self.output()
+                assert time.monotonic() < deadline, 'the server did not start'
+                time.sleep(0.1)
+        except BaseException:
+            # The fixture only stops servers that started: never leave this one behind.
+            self.stop()
+            raise
 
     def output(self):
         self._log.flush()
