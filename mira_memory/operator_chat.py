@@ -74,7 +74,9 @@ class OperatorChat(Node):
             ('memory_node', 'memory',
              'Memory node the memory console commands go to; relative names '
              "resolve in this node's namespace."),
-            ('start_timeout_sec', 30.0, 'How long to wait for the cognition node to subscribe.'),
+            ('start_timeout_sec', 30.0,
+             'How long to wait for the cognition node (and, before a turn, the memory '
+             'node) to subscribe.'),
             ('turn_timeout_sec', 300.0,
              "How long to wait for a turn's end-of-turn marker (a local model can be "
              'slow).'),
@@ -97,6 +99,23 @@ class OperatorChat(Node):
             lambda: self._topics.listeners_matched([self.settings['cognition_node']]),
             self.settings['start_timeout_sec'])
 
+    def _wait_for_turn_listeners(self):
+        """
+        Wait until the memory node, when it serves remember, hears turns too.
+
+        It admits remember only for turns it heard itself, and its
+        subscription may be matched later than cognition's (discovery is
+        asynchronous): a turn published before would be lost to it. Bounded by
+        start_timeout_sec; after that the turn goes out anyway, and a remember
+        gets the memory node's own answer.
+        """
+        memory = self.absolute(self.settings['memory_node'])
+        listeners = [self.settings['cognition_node']]
+        if any(name == f'{memory}/remember' for name, _ in self.get_service_names_and_types()):
+            listeners.append(memory)
+        spin_until(self.executor_, lambda: self._topics.listeners_matched(listeners),
+                   self.settings['start_timeout_sec'])
+
     def new_episode(self):
         """Start the next episode; turn ids restart at t1."""
         self.episode_id = new_episode_id()
@@ -106,6 +125,7 @@ class OperatorChat(Node):
         """Publish one operator turn, print what comes back; return the marker or None."""
         self._turns += 1
         key = (self.episode_id, f't{self._turns}')
+        self._wait_for_turn_listeners()
         self._topics.say(*key, text)
         printed = 0
         deadline = time.monotonic() + self.settings['turn_timeout_sec']

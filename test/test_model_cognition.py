@@ -281,7 +281,7 @@ def test_operator_chat_end_to_end(rig):
     assert 'created ENT' in out
     # A line the console cannot split gets the console's own answer; the chat goes on.
     assert 'usage error: missing closing quote' in result.stderr
-    assert '  tool remember -> applied/created' in out
+    assert '  tool remember -> applied/created' in out, out + rig.logs()
     assert 'mira: Noted: she prefers green tea.' in out
     assert '  runtime: assistant: stored MEM' in out
     assert out.index('runtime: assistant: stored MEM') < out.rindex(name)
