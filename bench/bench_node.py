@@ -23,16 +23,25 @@ the product's own main loop (node_runner.run). `~/bench/canned_recall`
 (RecallMemory) answers every request with the response the product's recall
 callback gave the first time that request (query and include_entities) came:
 a floor of exactly the shape of each recall, which separates moving and
-converting the message from the work of producing it. Once constructed it prints
+converting the message from the work of producing it. `~/bench/canned_remember`
+(Remember) answers every request with one prebuilt applied/duplicate
+response: the same for remember. Once constructed it prints
 one line `BENCH_TIMES {...}` with CLOCK_MONOTONIC readings (comparable
 across processes on Linux) so the runner can split start-up time into
 interpreter and imports, MemoryNode construction (store open) and discovery.
+
+MIRA_BENCH_CALLBACK_TIMES=<file> has the node time its remember callback
+(from the request handed to the callback to the response handed back, per
+outcome) and write those durations to <file> as JSON when the node is
+destroyed: the runner subtracts them from the round trips to show what rclpy,
+DDS and the client add around the product's own work.
 
 MIRA_BENCH_PROFILE=<file> profiles everything the node does after
 construction with cProfile and dumps the stats to <file> when the node is
 destroyed (diagnosis only: it slows every callback).
 """
 
+import collections
 import cProfile
 import json
 import os
@@ -41,13 +50,14 @@ import time
 
 from mira_memory import node_runner
 from mira_memory.memory_node import MemoryNode
-from mira_memory.srv import RecallMemory
+from mira_memory.srv import RecallMemory, Remember
 from std_srvs.srv import Trigger
 import workload
 
 _IMPORTED = time.monotonic()
 FLOOR_SERVICE = '~/bench/empty'
 CANNED_RECALL_SERVICE = '~/bench/canned_recall'
+CANNED_REMEMBER_SERVICE = '~/bench/canned_remember'
 
 
 def _empty(request, response):
@@ -63,9 +73,16 @@ class BenchMemoryNode(MemoryNode):
         self.create_service(Trigger, FLOOR_SERVICE, _empty)
         self._canned_recall = {}
         self.create_service(RecallMemory, CANNED_RECALL_SERVICE, self._on_canned_recall)
+        canned_remember = Remember.Response(
+            status=Remember.Response.STATUS_APPLIED, outcome=Remember.Response.OUTCOME_DUPLICATE,
+            memory_id='MEM1000001')
+        self.create_service(Remember, CANNED_REMEMBER_SERVICE,
+                            lambda request, response: canned_remember)
         print('BENCH_TIMES ' + json.dumps({
             'imported': _IMPORTED, 'init_started': started, 'constructed': time.monotonic(),
             'pid': os.getpid()}), flush=True)
+        self._callback_times_path = os.environ.get('MIRA_BENCH_CALLBACK_TIMES')
+        self._callback_times = collections.defaultdict(list)
         self._profile_path = os.environ.get('MIRA_BENCH_PROFILE')
         self._profiler = None
         if self._profile_path:
@@ -79,8 +96,22 @@ class BenchMemoryNode(MemoryNode):
             canned = self._canned_recall[key] = self._on_recall(request, response)
         return canned
 
+    async def _on_remember(self, request, response):
+        # MemoryNode.__init__ registers self._on_remember, so this override is
+        # what the service calls.
+        if self._callback_times_path is None:
+            return await super()._on_remember(request, response)
+        started = time.perf_counter_ns()
+        response = await super()._on_remember(request, response)
+        self._callback_times[workload.outcome('remember', response)].append(
+            time.perf_counter_ns() - started)
+        return response
+
     def destroy_node(self):
-        """Dump the profile (when enabled), then close the store and destroy the node."""
+        """Write callback times and the profile (when enabled), close the store, destroy."""
+        if self._callback_times_path is not None:
+            with open(self._callback_times_path, 'w', encoding='utf-8') as out:
+                json.dump(self._callback_times, out)
         if self._profiler is not None:
             self._profiler.disable()
             self._profiler.dump_stats(self._profile_path)

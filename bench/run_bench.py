@@ -19,8 +19,10 @@ Benchmark recall and remember against the empty-service floor (issue 8).
 For each store size (small and large) this copies the cached synthetic store
 to a private working file, starts a real memory node process on it (the
 product's MemoryNode plus an empty Trigger service in the same node), and
-measures from one client, interleaved call by call: the Trigger floor,
-recall found/ambiguous/miss and remember created/duplicate/rejected. Then
+measures from one client, interleaved call by call: the Trigger floor (also
+after an operator turn, as remember is called), the canned recall and
+remember answers, recall found/ambiguous/miss and remember
+created/duplicate/rejected (see workload.SERIES). Then
 throughput with several client processes, start-up time, resident memory,
 database size, and an in-process split of where the time of each call goes.
 It prints a table and writes JSON (see README.md). Run it through tools/bench.
@@ -103,11 +105,13 @@ def parse_args(argv):
     parser.add_argument('--node-log-level', choices=('debug', 'info', 'warn', 'error'),
                         help="the memory node's --log-level (default: the product's, info); "
                              'for A/B runs that show what per-call logging costs')
-    parser.add_argument('--turn-lead-ms', type=float, default=0.0, dest='turn_lead_ms',
-                        help="untimed pause between publishing a remember's operator turn "
-                             'and calling remember (0: call at once, the node may have to '
-                             'wait for the turn; real cognition calls remember only after '
-                             'the model answered, hundreds of ms after the turn)')
+    parser.add_argument('--turn-lead-ms', type=float, default=5.0, dest='turn_lead_ms',
+                        help='untimed pause between publishing an operator turn and the call '
+                             'that follows it (remember, canned_remember, trigger_after_turn); '
+                             'default 5: the node has heard the turn, as in real use, where '
+                             'cognition calls remember only after the model answered, hundreds '
+                             'of ms after the turn. 0 calls at once: the node may have to wait '
+                             'for the turn (the race the observed-turn wait covers)')
     parser.add_argument('--profile', action='store_true',
                         help='run the store nodes under cProfile and print where their time '
                              'goes (slows every call: the latencies of such a run are not '
@@ -324,6 +328,7 @@ class StoreBench:
         self.names = workload.service_names(self.namespace + '/memory')
         self.env = dict(os.environ, ROS_LOG_DIR=str(self.directory / 'ros_log'))
         self.node_log = self.directory / 'node.log'
+        self.callback_times_path = self.directory / 'remember_callback_times.json'
         self.process = None
         self.clients = {}
         self.utterances = None
@@ -366,12 +371,24 @@ class StoreBench:
             'shm_bytes': file_size(str(self.db_path) + '-shm'),
         }
         self.result['node']['exit_code'] = stop_process(self.process)
+        self.result['node']['remember_callback_us'] = self._callback_times()
         self.result['database']['db_bytes_after_close'] = file_size(self.db_path)
         for client in self.clients.values():
             self.run.node.destroy_client(client)
         self.clients = {}
         self.result['breakdown'] = cost_breakdown(
             self.db_path, self.metadata, self.settings['breakdown_calls'])
+
+    def _callback_times(self):
+        """Return {outcome: n and p50 us} of the serving node's remember callbacks."""
+        try:
+            with open(self.callback_times_path, encoding='utf-8') as source:
+                times = json.load(source)
+        except (OSError, ValueError):
+            return {}  # the node did not stop cleanly; the report says so
+        return {outcome: {'n': len(values),
+                          'p50_us': report.percentile(sorted(values), 50.0) / 1e3}
+                for outcome, values in times.items()}
 
     def _spawn_node(self, profile):
         command = [
@@ -383,7 +400,7 @@ class StoreBench:
         ]
         if self.settings['node_log_level']:
             command += ['--log-level', self.settings['node_log_level']]
-        env = dict(self.env)
+        env = dict(self.env, MIRA_BENCH_CALLBACK_TIMES=str(self.callback_times_path))
         if profile:
             env['MIRA_BENCH_PROFILE'] = str(self.profile_path)
         return self.run.spawn(command, self.node_log, env=env)
@@ -415,10 +432,11 @@ class StoreBench:
             'discovery and the first call')
         return result
 
-    def say(self, request):
-        """Publish the operator turn of a remember request (not timed)."""
+    def say(self, turn):
+        """Publish an operator turn (episode id, turn id, text); not timed."""
+        episode_id, turn_id, text = turn
         self.utterances.publish(OperatorUtterance(
-            episode_id=request.episode_id, turn_id=request.turn_id, text=request.utterance))
+            episode_id=episode_id, turn_id=turn_id, text=text))
 
     def _wait_ready(self, spawned):
         """Return (first seen advertised, first answered) monotonic times of recall_memory."""
@@ -527,8 +545,9 @@ def interleaved(run, benches):
         client = bench.clients[workload.service_kind(series)]
         for n in range(warmup):
             request = loads[bench.label].request(series, n)
-            if workload.service_kind(series) == 'remember':
-                bench.say(request)
+            turn = loads[bench.label].turn_before(series, n, request)
+            if turn:
+                bench.say(turn)
             workload.call_series(series, executor, client, request, CALL_TIMEOUT_S)
     order = list(pairs)
     shuffler = random.Random(settings['seed'])
@@ -538,10 +557,11 @@ def interleaved(run, benches):
         for pair in order:
             bench, series = pair
             request = loads[bench.label].request(series, warmup + iteration)
-            if workload.service_kind(series) == 'remember':
+            turn = loads[bench.label].turn_before(series, warmup + iteration, request)
+            if turn:
                 # Published just before the call, outside the timed round trip:
-                # the node may still have to wait for it, as with real cognition.
-                bench.say(request)
+                # without a lead the node may still have to wait for it.
+                bench.say(turn)
                 if settings['turn_lead_s']:
                     time.sleep(settings['turn_lead_s'])
             elapsed, response = workload.call_series(

@@ -29,9 +29,10 @@ from mira_memory.srv import RecallMemory, Remember
 from std_srvs.srv import Trigger
 
 SERIES = (
-    'trigger', 'canned_recall', 'recall_found', 'canned_ambiguous', 'recall_ambiguous',
-    'recall_miss', 'canned_found_full', 'recall_found_full', 'remember_created',
-    'remember_duplicate', 'remember_rejected', 'console_recall')
+    'trigger', 'trigger_after_turn', 'canned_recall', 'recall_found', 'canned_ambiguous',
+    'recall_ambiguous', 'recall_miss', 'canned_found_full', 'recall_found_full',
+    'remember_created', 'canned_remember', 'remember_duplicate', 'remember_rejected',
+    'console_recall')
 # Each recall series and the canned series of the same shape (same requests).
 CANNED_OF = {
     'recall_found': 'canned_recall',
@@ -39,12 +40,23 @@ CANNED_OF = {
     'recall_found_full': 'canned_found_full',
 }
 FLOOR = 'trigger'
+# The floor of a remember call: the same empty Trigger, called the way the
+# bench calls remember (its operator turn published first, then the same
+# untimed --turn-lead-ms pause), so that what the node does for remember is
+# all that separates the two. A pause alone makes an empty call dearer on an
+# idle machine (the processes must wake up): bench/executor_probe.py measured
+# +0.04-0.06 ms for a 2 ms pause.
+TURN_FLOOR = 'trigger_after_turn'
 # The throughput phases: the floor, the canned answer of recall_found's shape
 # (what its message costs the node and the clients), recall found.
 THROUGHPUT_SERIES = ('trigger', 'canned_recall', 'recall_found')
 # The outcome label every call of a series must produce.
 EXPECTED_OUTCOMES = {
     'trigger': 'ok',
+    'trigger_after_turn': 'ok',
+    # remember_duplicate's requests, after the same turn and pause, answered
+    # with one prebuilt duplicate response: what the Remember message itself costs.
+    'canned_remember': 'applied/duplicate',
     'canned_recall': 'found',
     'recall_found': 'found',
     'canned_ambiguous': 'ambiguous',
@@ -62,7 +74,7 @@ EXPECTED_OUTCOMES = {
 }
 SERVICE_TYPES = {
     'trigger': Trigger, 'canned': RecallMemory, 'recall': RecallMemory, 'remember': Remember,
-    'console': RecallMemory}
+    'console': RecallMemory, 'canned_remember': Remember}
 EPISODE_ID = 'bench'
 # The runner exports its pid so that its children can tell it is gone.
 RUNNER_PID_VARIABLE = 'MIRA_BENCH_RUNNER_PID'
@@ -124,7 +136,9 @@ def call_series(series, executor, client, request, timeout_s):
 
 
 def service_kind(series):
-    """Return 'trigger', 'canned', 'recall', 'remember' or 'console' for a series name."""
+    """Return 'trigger', 'canned', 'recall', 'remember', 'console' or 'canned_remember'."""
+    if series == 'canned_remember':
+        return series
     return series.split('_', 1)[0]
 
 
@@ -136,6 +150,7 @@ def service_names(node_prefix):
         'recall': node_prefix + '/recall_memory',
         'remember': node_prefix + '/remember',
         'console': node_prefix + '/recall_memory',
+        'canned_remember': node_prefix + '/bench/canned_remember',
     }
 
 
@@ -163,7 +178,7 @@ class Workload:
 
     def request(self, series, n):
         """Return the n-th request of a series (n counts from 0)."""
-        if series == 'trigger':
+        if series in ('trigger', 'trigger_after_turn'):
             return Trigger.Request()
         if series in ('canned_recall', 'recall_found', 'console_recall'):
             return RecallMemory.Request(query=self._found[n % len(self._found)])
@@ -178,13 +193,30 @@ class Workload:
             request = self._proposal(n, supported=True)
             self._created.append(request)
             return request
-        if series == 'remember_duplicate':
+        if series in ('remember_duplicate', 'canned_remember'):
             if not self._created:
                 raise RuntimeError('duplicates need an earlier created proposal (warm up first)')
             return self._created[n % len(self._created)]
         if series == 'remember_rejected':
             return self._proposal(n, supported=False)
         raise ValueError('unknown series %r' % series)
+
+    def turn_before(self, series, n, request):
+        """
+        Return the operator turn (episode id, turn id, text) published before a call, or None.
+
+        A remember call brings its own turn. The turn floor gets a turn of
+        the same shape that no remember names, so the node does the same
+        work for it (the window keeps it).
+        """
+        if series.startswith('remember') or series == 'canned_remember':
+            return request.episode_id, request.turn_id, request.utterance
+        if series == TURN_FLOOR:
+            subject = self._subjects[n % len(self._subjects)]
+            return (EPISODE_ID, 'f%d' % n,
+                    'By the way, %s really likes %s, these days.' % (
+                        subject, _VALUES[n % len(_VALUES)]))
+        return None
 
     def _proposal(self, n, supported):
         """

@@ -34,6 +34,8 @@ pytestmark = pytest.mark.ros
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 SERIES = {
     'trigger': 'ok',
+    'trigger_after_turn': 'ok',
+    'canned_remember': 'applied/duplicate',
     'canned_recall': 'found',
     'recall_found': 'found',
     'canned_ambiguous': 'ambiguous',
@@ -52,8 +54,8 @@ TARGETS = {
     'remember_created_p50_vs_floor', 'remember_duplicate_p50_vs_floor',
     'remember_rejected_p50_vs_floor', 'resident_memory', 'start_to_ready',
     'i15_recall_found_p50_vs_canned', 'i15_recall_ambiguous_p50_vs_canned',
-    'i15_remember_duplicate_p50_vs_floor', 'i15_remember_rejected_p50_vs_floor',
-    'i15_remember_created_p50_vs_floor', 'i15_throughput_recall_vs_trigger',
+    'i15_remember_duplicate_p50_vs_turn_floor', 'i15_remember_rejected_p50_vs_turn_floor',
+    'i15_remember_created_p50_vs_turn_floor', 'i15_throughput_recall_vs_trigger',
     'i15_start_to_advertised', 'i15_start_to_first_answer', 'i15_resident_memory',
 }
 QUICK_CALLS = 12
@@ -101,9 +103,23 @@ def test_every_call_got_the_outcome_of_its_series(stores):
 def test_ratios_to_the_floor_are_reported(stores):
     for store in stores.values():
         for summary in store['series'].values():
-            assert set(summary['ratio_to_floor']) == {'p50', 'p99'}
-            assert all(ratio > 0 for ratio in summary['ratio_to_floor'].values())
+            for key in ('ratio_to_floor', 'ratio_to_turn_floor'):
+                assert set(summary[key]) == {'p50', 'p99'}
+                assert all(ratio > 0 for ratio in summary[key].values())
         assert store['series']['trigger']['ratio_to_floor'] == {'p50': 1.0, 'p99': 1.0}
+        turn_floor = store['series']['trigger_after_turn']
+        assert turn_floor['ratio_to_turn_floor'] == {'p50': 1.0, 'p99': 1.0}
+
+
+def test_the_node_timed_each_remember_outcome_inside_its_callback(stores):
+    for store in stores.values():
+        callbacks = store['node']['remember_callback_us']
+        assert set(callbacks) == {
+            SERIES[name] for name in SERIES if name.startswith('remember')}
+        # The canned answer is not the product's callback: never timed as one.
+        for timed in callbacks.values():
+            # Warm-up calls are timed too: at least the measured ones.
+            assert timed['n'] >= QUICK_CALLS and timed['p50_us'] > 0
 
 
 def test_every_recall_is_split_against_both_floors(stores):

@@ -132,6 +132,22 @@ def test_an_answer_older_than_the_record_counts_as_changed(store, people):
     assert store.changed_since(before, {ada.id})
 
 
+def test_only_inserts_since_is_exact_however_old_the_read(store, people):
+    # What an identical remember retry asks: no entity in particular.
+    ada, bob = people['ada'], people['bob']
+    before = store.generation
+    for number in range(CHANGE_LOG_MAX + 10):
+        add_fact(store, bob, 'Bob note %d.' % number)
+    assert not store.changed_since(before)
+    # About an entity, a read older than the record still counts as changed.
+    assert store.changed_since(before, {ada.id})
+    middle = store.generation
+    store.add_alias(ada.id, 'The Countess')
+    add_fact(store, bob, 'Bob note after the alias.')
+    assert store.changed_since(before) and store.changed_since(middle)
+    assert not store.changed_since(store.generation)
+
+
 def test_cached_answers_carry_the_current_time(cache_and_reader):
     cache, _, _ = cache_and_reader
     first = cache.recall('Ada Lovelace').text.split('\n')

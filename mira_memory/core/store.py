@@ -27,7 +27,11 @@ the store knows every change: each committed write transaction gets the next
 at `generation` may be stale. A memory insert is recorded with its linked
 entities (it changes nothing else a read can see: not which names match, not
 any other entity's memories); every other write (entity, alias, retire,
-forget) is recorded as changing anything.
+forget) is recorded as changing anything. The record of inserts is bounded
+(CHANGE_LOG_MAX writes; an older read counts as changed), while the last
+write that changes anything is always known: a question about no entity in
+particular (did anything but memory inserts happen?) is answered exactly, in
+constant time, however old the read.
 
 Memory.value_key is stored alongside value and always equals
 normalize_key(value); admission compares values through it.
@@ -663,6 +667,8 @@ class MemoryStore(_Reads):
         # See "Write generations" in the module docstring.
         self.generation = 0
         self._changes = collections.deque(maxlen=CHANGE_LOG_MAX)
+        # The generation of the last write that may change anything (not a memory insert).
+        self._last_broad_change = 0
         # During a tracked transaction: the entity ids its inserts linked.
         self._touched = None
 
@@ -774,8 +780,10 @@ class MemoryStore(_Reads):
                 if touched is None or touched:
                     # A tracked transaction that inserted nothing changed nothing.
                     self.generation += 1
-                    self._changes.append(
-                        (self.generation, None if touched is None else frozenset(touched)))
+                    if touched is None:
+                        self._last_broad_change = self.generation
+                    else:
+                        self._changes.append((self.generation, frozenset(touched)))
 
     def _touch(self, memory):
         """Record, inside a tracked transaction, the entities a new memory links."""
@@ -795,13 +803,21 @@ class MemoryStore(_Reads):
         """
         if generation == self.generation:
             return False
+        if generation > self.generation or self._last_broad_change > generation:
+            return True
+        if not entity_ids:
+            # Only memory inserts since: constant time, however old the read
+            # (an identical remember retry asks this on every call).
+            return False
         changes = self._changes
-        if not changes or changes[0][0] > generation + 1 or generation > self.generation:
+        # Every write after generation is a memory insert; the record must
+        # reach back to the first of them.
+        if not changes or changes[0][0] > generation + 1:
             return True
         for stamp, touched in reversed(changes):
             if stamp <= generation:
                 break
-            if touched is None or not touched.isdisjoint(entity_ids):
+            if not touched.isdisjoint(entity_ids):
                 return True
         return False
 
