@@ -51,7 +51,9 @@ from mira_memory.cognition import (
     acknowledgement, DEFAULT_CALL_TIMEOUT_SEC, EpisodeRunner, HISTORY_PUBLISHER_QOS,
     LIVE_SUBSCRIBER_QOS, MemoryTools, SerialQueue, TOOL_RESULTS_TOPIC, UTTERANCE_TOPIC)
 from mira_memory.core import chat
-from mira_memory.core.episodes import OperatorEpisode, WorkingMemory
+from mira_memory.core.episodes import (
+    DEFAULT_WORKING_MEMORY_CAPACITY, DEFAULT_WORKING_MEMORY_MAX_CHARACTERS, OperatorEpisode,
+    WorkingMemory)
 from mira_memory.core.tools import OPERATOR
 from mira_memory.msg import OperatorUtterance, ToolResult
 from mira_memory.srv import WorkingMemoryClear, WorkingMemoryShow
@@ -59,7 +61,6 @@ from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.node import Node
 from rclpy.task import Future
 
-DEFAULT_WORKING_MEMORY_CAPACITY = 50
 # Episodes a session keeps (for their budgets); the oldest is forgotten first.
 EPISODES_KEPT = 256
 
@@ -106,7 +107,8 @@ class CognitionNode(Node):
                 self.scenario = scenario_file.load(settings['scenario_file'])
             else:
                 self._chat = self._chat_backend(settings)
-            self.working_memory = WorkingMemory(settings['working_memory_capacity'])
+            self.working_memory = WorkingMemory(
+                settings['working_memory_capacity'], settings['working_memory_max_characters'])
             group = ReentrantCallbackGroup()
             self.memory_tools = MemoryTools(
                 self, settings['memory_node'], with_remember=True,
@@ -130,7 +132,8 @@ class CognitionNode(Node):
                      f'(openai_compatible)')
         self.get_logger().info(
             f'cognition ready: {model}, memory node {settings["memory_node"]!r}, '
-            f'working memory capacity {self.working_memory.capacity}')
+            f'working memory capacity {self.working_memory.capacity} entries, '
+            f'{self.working_memory.max_characters} characters')
 
     def _declare_parameters(self):
         """Declare every parameter (read-only) and return {name: value}."""
@@ -165,6 +168,9 @@ class CognitionNode(Node):
              'Deadline of one memory service call, including waiting for the service.'),
             ('working_memory_capacity', DEFAULT_WORKING_MEMORY_CAPACITY,
              'Entries kept in the volatile working memory; the oldest is dropped.'),
+            ('working_memory_max_characters', DEFAULT_WORKING_MEMORY_MAX_CHARACTERS,
+             'Characters the volatile working memory (the model prompt) may hold in all; '
+             'the oldest entries are dropped, one longer entry is kept cut (at least 200).'),
         ))
 
     def _chat_backend(self, values):
@@ -304,6 +310,8 @@ class CognitionNode(Node):
     def _on_show(self, request, response):
         response.entries = list(self.working_memory.entries())
         response.capacity = self.working_memory.capacity
+        response.characters = self.working_memory.characters
+        response.max_characters = self.working_memory.max_characters
         return response
 
     def _on_clear(self, request, response):

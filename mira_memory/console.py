@@ -348,9 +348,11 @@ def render(command, response):
             return EXIT_OK, [f'cleared {response.cleared} working memory entries '
                              '(persistent memory is untouched)']
         if not response.entries:
-            return EXIT_OK, [f'working memory is empty (capacity {response.capacity})']
+            return EXIT_OK, [f'working memory is empty (capacity {response.capacity} entries, '
+                             f'{response.max_characters} characters)']
         return EXIT_OK, (
-            [f'working memory: {len(response.entries)} of {response.capacity} entries, '
+            [f'working memory: {len(response.entries)} of {response.capacity} entries '
+             f'({response.characters} of {response.max_characters} characters), '
              'oldest first (volatile)']
             + [f'  {index}. ' + ' '.join(entry.split())
                for index, entry in enumerate(response.entries, 1)])

@@ -523,3 +523,39 @@ def test_working_memory_clear_returns_the_dropped_count():
 def test_working_memory_rejects_a_non_positive_capacity():
     with pytest.raises(ValueError):
         WorkingMemory(capacity=0)
+
+
+def test_working_memory_drops_the_oldest_entries_to_stay_within_its_characters():
+    memory = WorkingMemory(capacity=50, max_characters=250)
+    for entry in ('a' * 100, 'b' * 100, 'c' * 100):
+        memory.add(entry)
+    assert memory.entries() == ('b' * 100, 'c' * 100)
+    assert memory.characters == 200
+    memory.add('d' * 50)
+    assert memory.entries() == ('b' * 100, 'c' * 100, 'd' * 50)
+    assert memory.characters == 250
+
+
+def test_working_memory_keeps_one_overlong_entry_cut_with_a_marker():
+    memory = WorkingMemory(max_characters=300)
+    memory.add('operator e1/t1: hello')
+    entry = 'x' * 10_000
+    memory.add(entry)
+    (kept,) = memory.entries()  # the earlier entry had to go to make room
+    assert len(kept) <= 300 and memory.characters == len(kept)
+    cut = len(entry) - kept.index(' [')
+    assert kept == 'x' * (10_000 - cut) + (
+        f' [... {cut} more characters not kept in working memory]')
+
+
+def test_working_memory_clear_resets_its_characters():
+    memory = WorkingMemory()
+    memory.add('a' * 10)
+    memory.clear()
+    assert memory.characters == 0 and memory.max_characters == 48000
+
+
+@pytest.mark.parametrize('max_characters', [0, 199, 1000.0, None])
+def test_working_memory_rejects_a_character_bound_too_small_for_its_marker(max_characters):
+    with pytest.raises(ValueError):
+        WorkingMemory(max_characters=max_characters)

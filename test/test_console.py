@@ -364,6 +364,8 @@ class FakeCognition:
     def _show(self, request, response):
         response.entries = self.entries
         response.capacity = self.capacity
+        response.characters = sum(len(entry) for entry in self.entries)
+        response.max_characters = 48000
         return response
 
     def _clear(self, request, response):
@@ -389,7 +391,8 @@ def cognition():
 def test_memory_shows_working_memory(cognition):
     code, out, err = run('--cognition-node', cognition.prefix, 'memory')
     assert code == 0 and err == ''
-    assert out == ('working memory: 2 of 20 entries, oldest first (volatile)\n'
+    assert out == ('working memory: 2 of 20 entries (34 of 48000 characters), '
+                   'oldest first (volatile)\n'
                    '  1. operator: hello\n'
                    '  2. assistant: hi there\n')
 
@@ -400,7 +403,7 @@ def test_memory_clear_clears_working_memory(cognition):
     assert out == 'cleared 2 working memory entries (persistent memory is untouched)\n'
     assert cognition.entries == []
     assert run('--cognition-node', cognition.prefix, 'memory')[1] == (
-        'working memory is empty (capacity 20)\n')
+        'working memory is empty (capacity 20 entries, 48000 characters)\n')
 
 
 @pytest.mark.parametrize('words', [(), ('clear',)], ids=['memory', 'memory clear'])

@@ -68,6 +68,24 @@ def test_a_wrongly_typed_parameter_is_one_line_and_exit_1(tmp_path, name, overri
     assert others == [], output
 
 
+def test_a_working_memory_too_small_for_its_cut_marker_is_one_line_and_exit_1(tmp_path):
+    from ament_index_python.packages import get_package_share_directory
+    scenario = f'{get_package_share_directory("mira_memory")}/config/scenarios/demo.toml'
+    result = subprocess.run(
+        [executable('cognition_node'), '--ros-args', '-r',
+         f'__ns:={unique_namespace("param")}', '-p', f'scenario_file:={scenario}',
+         '-p', 'working_memory_max_characters:=100'],
+        stdin=subprocess.DEVNULL, capture_output=True, text=True, cwd=tmp_path,
+        timeout=STARTUP_TIMEOUT)
+    output = result.stdout + result.stderr
+    assert result.returncode == 1, output
+    assert 'Traceback' not in output
+    assert [line for line in output.splitlines() if 'ERROR' in line] == [
+        line for line in output.splitlines()
+        if 'max_characters must be an integer of at least 200' in line], output
+    assert 'max_characters must be an integer of at least 200' in output
+
+
 @pytest.mark.parametrize('name', ['memory_node', 'cognition_node', 'operator_source'])
 @pytest.mark.parametrize('content', [None, '/**:\n  ros__parameters:\n    x: [1, "a"]\n'],
                          ids=['missing', 'not_valid'])

@@ -457,9 +457,20 @@ def test_working_memory_show_and_clear(demo_run):
     shown = demo_run.call(WorkingMemoryShow, 'cognition', 'working_memory/show')
     assert shown.entries[-1] == 'operator wm/t1: Hello Mira, just saying hello.'
     assert shown.capacity == 50
+    assert shown.max_characters == 48000
+    assert shown.characters == sum(len(entry) for entry in shown.entries)
     cleared = demo_run.call(WorkingMemoryClear, 'cognition', 'working_memory/clear')
     assert cleared.cleared == len(shown.entries)
     assert demo_run.call(WorkingMemoryShow, 'cognition', 'working_memory/show').entries == []
+
+
+def test_working_memory_keeps_an_overlong_utterance_cut_to_its_characters(demo_run):
+    # The entries are the model's prompt: one long utterance must not blow it up.
+    say(demo_run, 'wm-long', 't1', 'x' * 60_000)
+    shown = demo_run.call(WorkingMemoryShow, 'cognition', 'working_memory/show')
+    assert shown.characters == sum(len(entry) for entry in shown.entries) <= 48000
+    assert shown.entries[-1].startswith('operator wm-long/t1: xxxx')
+    assert shown.entries[-1].endswith('more characters not kept in working memory]')
 
 
 def test_clearing_working_memory_leaves_persistent_memory(demo_run):

@@ -257,26 +257,62 @@ class AutonomousEpisode(_Episode):
         self.trigger = trigger
 
 
+DEFAULT_WORKING_MEMORY_CAPACITY = 50
+# About 12,000 tokens of prompt: room for four full recall answers
+# (recall.TEXT_MAX_CHARACTERS, 12,000 characters each) or for 50 entries of
+# ordinary dialogue, well inside the context of current chat models.
+DEFAULT_WORKING_MEMORY_MAX_CHARACTERS = 48000
+
+
 class WorkingMemory:
     """
     Bounded, volatile recent context of the current session, oldest first.
 
-    When full, the oldest entry is dropped. It is lost on restart, never
+    Bounded twice: at most `capacity` entries and at most `max_characters`
+    characters in all, because the entries become the model's prompt and
+    one entry may be a whole recall answer (up to 12,000 characters) or a
+    long utterance. When either bound is passed the oldest entries are
+    dropped; one entry longer than max_characters alone is kept cut, with a
+    marker that says how much is missing. It is lost on restart, never
     persisted and never admission evidence.
     """
 
-    def __init__(self, capacity=50):
+    # The smallest character bound: room for the cut marker and some text.
+    MIN_MAX_CHARACTERS = 200
+
+    def __init__(self, capacity=DEFAULT_WORKING_MEMORY_CAPACITY,
+                 max_characters=DEFAULT_WORKING_MEMORY_MAX_CHARACTERS):
         if not isinstance(capacity, int) or capacity < 1:
             raise ValueError('capacity must be a positive integer')
-        self._entries = collections.deque(maxlen=capacity)
+        if not isinstance(max_characters, int) or max_characters < self.MIN_MAX_CHARACTERS:
+            raise ValueError(
+                f'max_characters must be an integer of at least {self.MIN_MAX_CHARACTERS}')
+        self._entries = collections.deque()
+        self._capacity = capacity
+        self._max_characters = max_characters
+        self._characters = 0
 
     @property
     def capacity(self):
-        return self._entries.maxlen
+        return self._capacity
+
+    @property
+    def max_characters(self):
+        return self._max_characters
+
+    @property
+    def characters(self):
+        """Characters held now, at most max_characters."""
+        return self._characters
 
     def add(self, entry):
-        """Append an entry, dropping the oldest when full."""
+        """Append an entry (cut if it alone is too long), dropping the oldest to fit."""
+        if len(entry) > self._max_characters:
+            entry = _cut(entry, self._max_characters)
         self._entries.append(entry)
+        self._characters += len(entry)
+        while len(self._entries) > self._capacity or self._characters > self._max_characters:
+            self._characters -= len(self._entries.popleft())
 
     def entries(self):
         """Return the entries, oldest first."""
@@ -286,4 +322,17 @@ class WorkingMemory:
         """Drop every entry and return how many there were."""
         dropped = len(self._entries)
         self._entries.clear()
+        self._characters = 0
         return dropped
+
+
+def _cut(entry, limit):
+    """Return entry's beginning and a marker of what was left out, limit characters at most."""
+    # The marker's length depends on the count it names; the count can only
+    # shrink once text is kept, so sizing it for the whole entry is enough.
+    kept = limit - len(_cut_marker(len(entry)))
+    return entry[:kept] + _cut_marker(len(entry) - kept)
+
+
+def _cut_marker(count):
+    return f' [... {count} more characters not kept in working memory]'
