@@ -126,6 +126,9 @@ class OperatorChat(Node):
         self._turns += 1
         key = (self.episode_id, f't{self._turns}')
         self._wait_for_turn_listeners()
+        # Only this turn's results are read from here on: the list holds one
+        # turn, not the whole session.
+        self._results.clear()
         self._topics.say(*key, text)
         printed = 0
         deadline = time.monotonic() + self.settings['turn_timeout_sec']
