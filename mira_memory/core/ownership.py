@@ -64,10 +64,12 @@ class Ownership:
             return False
         try:
             at_path = os.stat(self.path)
-            held = os.fstat(self._fd)
         except OSError:
             return False
-        return held.st_nlink > 0 and (at_path.st_dev, at_path.st_ino) == self._identity
+        # One stat is enough (it runs twice per remember): while this process
+        # holds the descriptor the inode cannot be freed and reused, so a file
+        # at the path with the held identity is the held file, and it is linked.
+        return (at_path.st_dev, at_path.st_ino) == self._identity
 
     def release(self):
         """Give up ownership (closing the descriptor drops the lock); idempotent."""
