@@ -297,6 +297,20 @@ def _fold_in_segments(display):
     return ''.join(folded), starts, ends
 
 
+@functools.lru_cache(maxsize=64)
+def _folded_display(text):
+    """
+    Return (display, folded, starts, ends) of text (see _fold_in_segments).
+
+    Kept for the last few texts: one admission looks for the subject, the
+    related entity and the value in the same evidence, and for the evidence
+    in the utterance. The lists returned are shared: read them, never change
+    them. A text with forbidden characters raises (and is not kept).
+    """
+    display = display_form(text)
+    return (display, *_fold_in_segments(display))
+
+
 def locate(needle, haystack):
     """
     Find needle in haystack as a whole-word span after normalization.
@@ -309,9 +323,8 @@ def locate(needle, haystack):
     is no such span. Raises NormalizationError for forbidden characters or
     empty input.
     """
-    needle_key, _, _ = _fold_in_segments(display_form(needle))
-    display = display_form(haystack)
-    folded, starts, ends = _fold_in_segments(display)
+    needle_key = _folded_display(needle)[1]
+    display, folded, starts, ends = _folded_display(haystack)
     start = folded.find(needle_key)
     while start != -1:
         end = start + len(needle_key)
