@@ -43,9 +43,10 @@ FLOOR = 'trigger'
 # The floor of a remember call: the same empty Trigger, called the way the
 # bench calls remember (its operator turn published first, then the same
 # untimed --turn-lead-ms pause), so that what the node does for remember is
-# all that separates the two. A pause alone makes an empty call dearer on an
-# idle machine (the processes must wake up): bench/executor_probe.py measured
-# +0.04-0.06 ms for a 2 ms pause.
+# all that separates the two. The turn and the pause move an empty call's
+# cost either way: +0.04-0.06 ms after a 2 ms pause on a quiet machine
+# (bench/executor_probe.py), 6-13% less than the plain floor in the full
+# bench, where the calls alternate between two node processes.
 TURN_FLOOR = 'trigger_after_turn'
 # The throughput phases: the floor, the canned answer of recall_found's shape
 # (what its message costs the node and the clients), recall found.
