@@ -27,7 +27,8 @@ import itertools
 from admission_cases import FACT, FACT_CONTEXT, ROBOT_PROFILE
 from conftest import fixed_clock
 from mira_memory.core import admission, recall as recall_module
-from mira_memory.core.store import CHANGE_LOG_MAX, NewMemory
+from mira_memory.core import store as store_module
+from mira_memory.core.store import CHANGED_ENTITIES_MAX, NewMemory
 from mira_memory.core.turn_proposals import TurnProposalLog
 import pytest
 
@@ -123,29 +124,41 @@ def test_a_write_transaction_without_an_insert_changes_nothing(store, people):
     assert store.changed_since(before)
 
 
-def test_an_answer_older_than_the_record_counts_as_changed(store, people):
+def test_changes_are_exact_however_old_the_read(store, people):
     ada, bob = people['ada'], people['bob']
     before = store.generation
-    for number in range(CHANGE_LOG_MAX + 1):
+    for number in range(2 * CHANGED_ENTITIES_MAX):
         add_fact(store, bob, 'Bob note %d.' % number)
-    assert not store.changed_since(before + 1, {ada.id})
-    assert store.changed_since(before, {ada.id})
-
-
-def test_only_inserts_since_is_exact_however_old_the_read(store, people):
-    # What an identical remember retry asks: no entity in particular.
-    ada, bob = people['ada'], people['bob']
-    before = store.generation
-    for number in range(CHANGE_LOG_MAX + 10):
-        add_fact(store, bob, 'Bob note %d.' % number)
+    # What a kept recall answer about Ada asks, and what an identical
+    # remember retry asks (no entity in particular): nothing changed.
+    assert not store.changed_since(before, {ada.id})
     assert not store.changed_since(before)
-    # About an entity, a read older than the record still counts as changed.
-    assert store.changed_since(before, {ada.id})
+    assert store.changed_since(before, {ada.id, bob.id})
     middle = store.generation
     store.add_alias(ada.id, 'The Countess')
     add_fact(store, bob, 'Bob note after the alias.')
-    assert store.changed_since(before) and store.changed_since(middle)
-    assert not store.changed_since(store.generation)
+    assert store.changed_since(before) and store.changed_since(middle, {ada.id})
+    assert not store.changed_since(store.generation, {ada.id, bob.id})
+
+
+def test_an_entity_dropped_from_the_record_counts_as_changed_as_late_as_the_last_dropped(
+        store, people, monkeypatch):
+    monkeypatch.setattr(store_module, 'CHANGED_ENTITIES_MAX', 3)
+    ada = people['ada']
+    others = [store.add_entity('person', 'Person %d' % number) for number in range(5)]
+    start = store.generation
+    for other in others:
+        add_fact(store, other, '%s note.' % other.canonical_name)
+    # Kept: the last three; dropped: the first two, the later at start + 2.
+    first, _, third = others[:3]
+    assert not store.changed_since(start + 2, {first.id})
+    assert store.changed_since(start + 1, {first.id})  # unknown, so counted as changed
+    assert store.changed_since(start, {first.id})
+    assert not store.changed_since(start + 3, {third.id})
+    assert store.changed_since(start + 2, {third.id})
+    # Never changed, but older than the last dropped change: counted as changed.
+    assert not store.changed_since(start + 2, {ada.id})
+    assert store.changed_since(start + 1, {ada.id})
 
 
 def test_cached_answers_carry_the_current_time(cache_and_reader):

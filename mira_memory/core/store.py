@@ -27,11 +27,13 @@ the store knows every change: each committed write transaction gets the next
 at `generation` may be stale. A memory insert is recorded with its linked
 entities (it changes nothing else a read can see: not which names match, not
 any other entity's memories); every other write (entity, alias, retire,
-forget) is recorded as changing anything. The record of inserts is bounded
-(CHANGE_LOG_MAX writes; an older read counts as changed), while the last
-write that changes anything is always known: a question about no entity in
-particular (did anything but memory inserts happen?) is answered exactly, in
-constant time, however old the read.
+forget) is recorded as changing anything. The store keeps the generation
+of its last such broad write, and per entity the generation of the last
+memory insert linked to it, for the CHANGED_ENTITIES_MAX entities changed
+most recently (an entity dropped from that record counts as changed as late
+as the newest one dropped). So `changed_since` costs one lookup per entity
+asked about, however old the read: it runs on every kept recall answer and
+every identical remember retry.
 
 Memory.value_key is stored alongside value and always equals
 normalize_key(value); admission compares values through it.
@@ -162,9 +164,9 @@ REASON_MAX_LENGTH = 500
 WAL_TRUNCATE_ATTEMPTS = 100
 WAL_TRUNCATE_PAUSE_S = 0.01
 
-# Write records kept for changed_since(); an answer older than the oldest
-# record counts as changed.
-CHANGE_LOG_MAX = 1024
+# Entities whose last memory insert changed_since() remembers (about 100
+# bytes each); older ones count as changed as late as the newest one dropped.
+CHANGED_ENTITIES_MAX = 4096
 
 _ENTITY_ID_PATTERN = re.compile(r'ENT([1-9][0-9]*)')
 _MEMORY_ID_PATTERN = re.compile(r'MEM([1-9][0-9]*)')
@@ -666,9 +668,12 @@ class MemoryStore(_Reads):
         self._readers = []
         # See "Write generations" in the module docstring.
         self.generation = 0
-        self._changes = collections.deque(maxlen=CHANGE_LOG_MAX)
         # The generation of the last write that may change anything (not a memory insert).
         self._last_broad_change = 0
+        # Entity id -> generation of the last memory insert linked to it, least recent first.
+        self._entity_changes = collections.OrderedDict()
+        # The newest generation dropped from _entity_changes (they drop in order).
+        self._dropped_entity_change = 0
         # During a tracked transaction: the entity ids its inserts linked.
         self._touched = None
 
@@ -783,12 +788,19 @@ class MemoryStore(_Reads):
                     if touched is None:
                         self._last_broad_change = self.generation
                     else:
-                        self._changes.append((self.generation, frozenset(touched)))
+                        self._record_entity_changes(touched)
 
     def _touch(self, memory):
         """Record, inside a tracked transaction, the entities a new memory links."""
         if self._touched is not None:
             self._touched.update(link.entity_id for link in memory.links)
+
+    def _record_entity_changes(self, entity_ids):
+        for entity_id in entity_ids:
+            self._entity_changes[entity_id] = self.generation
+            self._entity_changes.move_to_end(entity_id)
+        while len(self._entity_changes) > CHANGED_ENTITIES_MAX:
+            _, self._dropped_entity_change = self._entity_changes.popitem(last=False)
 
     def changed_since(self, generation, entity_ids=()):
         """
@@ -796,28 +808,17 @@ class MemoryStore(_Reads):
 
         A read at `generation` (the value of self.generation when it began)
         of the entities entity_ids is still exact unless a later write
-        changed anything, or inserted a memory linked to one of them, or the
-        bounded record no longer reaches back to it. With no entity_ids only
-        writes that may change anything count (a memory insert changes no
-        name and no existing memory).
+        changed anything, or inserted a memory linked to one of them. With
+        no entity_ids only writes that may change anything count (a memory
+        insert changes no name and no existing memory). One lookup per
+        entity, however old the read (module docstring).
         """
         if generation == self.generation:
             return False
         if generation > self.generation or self._last_broad_change > generation:
             return True
-        if not entity_ids:
-            # Only memory inserts since: constant time, however old the read
-            # (an identical remember retry asks this on every call).
-            return False
-        changes = self._changes
-        # Every write after generation is a memory insert; the record must
-        # reach back to the first of them.
-        if not changes or changes[0][0] > generation + 1:
-            return True
-        for stamp, touched in reversed(changes):
-            if stamp <= generation:
-                break
-            if not touched.isdisjoint(entity_ids):
+        for entity_id in entity_ids:
+            if self._entity_changes.get(entity_id, self._dropped_entity_change) > generation:
                 return True
         return False
 
