@@ -74,16 +74,16 @@ def unique_token(label):
     return f'{label}_{next(_names)}'
 
 
-def start_enabled_node(start, ros, name, robot_profile):
+def start_enabled_node(start, ros, name, robot_profile, **parameters):
     """
     Start an enabled memory node on a database of its own; wait for its services.
 
     start is the conftest module_memory_node starter; the returned process
-    carries database_path.
+    carries database_path. parameters are further node parameters.
     """
     database_path = start.directory / name / 'memory.sqlite3'
     process = start({'enabled': True, 'database_path': str(database_path),
-                     'robot_profile': robot_profile}, wait_service=None)
+                     'robot_profile': robot_profile, **parameters}, wait_service=None)
     process.database_path = database_path
     for service_type, service in ((srv.Remember, 'remember'),
                                   (srv.RecallMemory, 'recall_memory'),

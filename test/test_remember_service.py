@@ -55,7 +55,12 @@ STORE_BREAKERS = {'store-write-locked': write_lock_held}
 
 @pytest.fixture(scope='module')
 def node(ros, module_memory_node):
-    return start_enabled_node(module_memory_node, ros, 'remember', ROBOT_PROFILE)
+    # This module tests admission, not the wait for a late operator turn
+    # (test_observed_turns does, with the default 0.5 s). Under colcon test's
+    # load a turn published just before a 3 MB request once arrived more than
+    # 0.5 s after it; a longer wait costs nothing when the turn is on time.
+    return start_enabled_node(module_memory_node, ros, 'remember', ROBOT_PROFILE,
+                              observed_turn_wait_sec=10.0)
 
 
 @pytest.fixture(scope='module')
