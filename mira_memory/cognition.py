@@ -54,6 +54,9 @@ OBSERVATIONS_TOPIC = 'perception/observations'
 
 DEFAULT_CALL_TIMEOUT_SEC = 5.0
 SERVICE_POLL_SEC = 0.05
+# Logged (warning) when a remember call got no reply and is sent once more;
+# the demo reports these lines, since the resend answers applied/duplicate.
+REMEMBER_RESENT = 'sending the identical request once more'
 
 
 def _qos(durability, depth):
@@ -249,7 +252,7 @@ class EpisodeRunner:
             if isinstance(retry, Allowed):
                 self._node.get_logger().warning(
                     f'remember got no reply in episode {turn.episode_id} turn {turn.turn_id}; '
-                    'sending the identical request once more')
+                    f'{REMEMBER_RESENT}')
                 response = await self._tools.remember(retry.arguments)
                 if response is None:
                     turn.record_remember_no_result()

@@ -41,10 +41,11 @@ import pathlib
 import sys
 import time
 
-from mira_memory import clients
+from mira_memory import clients, node_runner
 from mira_memory import scenario as scenario_file
 from mira_memory import simulation
-from mira_memory.cognition import HISTORY_SUBSCRIBER_QOS, OBSERVATIONS_TOPIC, TOOL_RESULTS_TOPIC
+from mira_memory.cognition import HISTORY_SUBSCRIBER_QOS, OBSERVATIONS_TOPIC, REMEMBER_RESENT
+from mira_memory.cognition import TOOL_RESULTS_TOPIC
 from mira_memory.core import recall
 from mira_memory.msg import Observation, ToolResult
 from mira_memory.srv import AdminEntityFind, AdminStatus, RecallMemory
@@ -388,6 +389,12 @@ def run(args, out):
     finally:
         codes = _stop(processes)
         observer.close()
+    notes = lost_reply_notes(processes)
+    if notes:
+        print('lost replies (a remember resent after no reply is answered applied/duplicate; '
+              'see docs/simulation.md):', file=out)
+        for note in notes:
+            print(f'  {note}', file=out)
     failed = {name: code for name, code in codes.items() if code != 0}
     print('node exit codes: ' + ', '.join(
         f'{name} {"killed" if code is None else code}' for name, code in codes.items()),
@@ -404,6 +411,23 @@ def run(args, out):
         return 1
     print(f'demo complete; the database stays at {database}', file=out, flush=True)
     return 0
+
+
+def lost_reply_notes(processes):
+    """
+    Return "<node>: <message>" for each lost service reply the node logs report.
+
+    A remember whose reply was lost is sent once more and answered
+    applied/duplicate (no second row), so its turn reads "already stored";
+    these lines say why. Read once the nodes have stopped (logs complete).
+    """
+    notes = []
+    for process in processes:
+        for line in process.output().splitlines():
+            if REMEMBER_RESENT in line or node_runner.UNSENT_REPLY_WARNING in line:
+                # "[WARN] [<time>] [<logger>]: <message>": keep the message.
+                notes.append(f'{process.name}: {line.partition("]: ")[2] or line}')
+    return notes
 
 
 def _play(observer, transcript, processes, scenario, timeout):

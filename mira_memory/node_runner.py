@@ -30,6 +30,12 @@ here so that start() runs before it.
 
 import importlib
 import signal
+import warnings
+
+# rclpy's warning when the middleware did not send a service reply: with
+# Fast DDS, the server had not yet discovered the client's reply reader
+# (discovery still under way) and gave up after the writer's blocking time.
+UNSENT_REPLY_WARNING = 'failed to send response'
 
 
 class StartupError(RuntimeError):
@@ -69,6 +75,7 @@ def run(node_class, logger_name, args=None):
         # Unusable ROS arguments, such as a params file that is missing or not valid YAML.
         rclpy.logging.get_logger(logger_name).error(f'cannot start: {error}')
         return 1
+    log_unsent_replies(rclpy.logging.get_logger(logger_name).warning)
     node = None
     try:
         node = node_class()
@@ -96,3 +103,26 @@ def run(node_class, logger_name, args=None):
             node.destroy_node()
         rclpy.try_shutdown()
     return 0
+
+
+def log_unsent_replies(log):
+    """
+    Send every unsent-reply warning of rclpy to log (one call per reply).
+
+    rclpy reports a reply the middleware could not send as a RuntimeWarning,
+    which Python prints once per code location and then stays silent; the
+    client only sees no reply. Each one is logged here so that a lost reply
+    can be matched with the client's resend. Other warnings are shown as before.
+    """
+    shown = warnings.showwarning
+
+    def show(message, category, filename, lineno, file=None, line=None):
+        if issubclass(category, RuntimeWarning) and str(message).startswith(
+                UNSENT_REPLY_WARNING):
+            log(f'a service reply was not sent: {message}. The client was not discovered '
+                'in time; a client that resends gets its answer from the resend.')
+            return
+        shown(message, category, filename, lineno, file, line)
+
+    warnings.showwarning = show
+    warnings.filterwarnings('always', message=UNSENT_REPLY_WARNING, category=RuntimeWarning)

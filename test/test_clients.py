@@ -26,7 +26,9 @@ import pathlib
 import subprocess
 import sys
 import time
+import warnings
 
+from mira_memory import node_runner
 import pytest
 from rosutil import executable, NodeProcess, unique_namespace
 
@@ -163,3 +165,23 @@ def test_operator_source_seed_gets_its_answer_when_the_first_reply_is_lost(serve
     assert "seed: 'Grace Hopper' already exists as ENT7" in output, output
     assert drop.received('admin/entity_find') == 2
     assert drop.received('admin/entity_add') == 0
+
+
+def test_every_reply_the_middleware_could_not_send_is_logged():
+    # rclpy's own warning text for a reply Fast DDS did not send (service.cpp).
+    unsent = ('failed to send response (timeout): client will not receive response, '
+              'at ./src/rmw_response.cpp:152')
+    logged, shown = [], []
+    with warnings.catch_warnings():
+        warnings.simplefilter('default')
+        warnings.showwarning = lambda message, category, *where: shown.append(
+            (category, str(message)))
+        node_runner.log_unsent_replies(logged.append)
+        for _ in range(3):
+            # One code location each time: Python alone would show it once.
+            warnings.warn(unsent, RuntimeWarning)
+        warnings.warn('something else', DeprecationWarning)
+    assert logged == [f'a service reply was not sent: {unsent}. The client was not discovered '
+                      'in time; a client that resends gets its answer from the resend.'] * 3
+    # Every other warning still goes where it went before.
+    assert shown == [(DeprecationWarning, 'something else')]
