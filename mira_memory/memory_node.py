@@ -54,7 +54,8 @@ import time
 from mira_memory import diagnostics, node_runner, responses
 from mira_memory.cognition import LIVE_SUBSCRIBER_QOS, UTTERANCE_TOPIC
 from mira_memory.copy_worker import CopyWorker
-from mira_memory.core import admission, archive, config, health, ownership, recall, store, turns
+from mira_memory.core import admission, archive, config, health, normalize, ownership, recall
+from mira_memory.core import store, turns
 from mira_memory.core.normalize import has_forbidden_characters
 from mira_memory.core.turn_proposals import TurnProposalLog
 from mira_memory.msg import OperatorUtterance
@@ -621,6 +622,10 @@ class MemoryNode(Node):
         if request.confirm:
             # A forget may remove any number of rows of every kind: count afresh.
             self._health.set_counts(self._store.counts())
+            # Kept answers and folded texts would hold the forgotten text in
+            # this process until replaced: the forget drops them now.
+            self._recall.clear()
+            normalize.forget_kept_texts()
         responses.fill_forget(response, plan)
 
     def _copy_callback(self, command, work):

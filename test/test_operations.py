@@ -271,3 +271,34 @@ def test_an_admin_write_committed_as_the_file_vanishes_is_not_acknowledged(node_
                  srv.AdminEntityAdd.Response())
     assert (answer.success, answer.error_code, answer.entity.id) == (
         False, 'backend_failure', '')
+
+
+def test_a_forget_drops_the_texts_the_node_keeps_in_memory(node_in_process):
+    from mira_memory.core import normalize
+    node = node_in_process
+    add = node._admin_callback('entity_add', node._admin_entity_add)
+    added = add(srv.AdminEntityAdd.Request(entity_type='person', canonical_name='Ada Lovelace'),
+                srv.AdminEntityAdd.Response())
+    assert added.success, added.message
+    created = node._remember(srv.Remember.Request(
+        episode_id='e1', turn_id='t1', utterance=UTTERANCE, kind='preference',
+        subject='Ada Lovelace', predicate='prefers_drink', value='green tea',
+        evidence=UTTERANCE.rstrip('.')))
+    assert (created.status, created.outcome) == ('applied', 'created')
+    shown = node._recall.recall('Ada Lovelace')
+    assert 'green tea' in shown.text
+    # Admission folded the utterance and the evidence; recall kept its answer.
+    assert normalize._folded_display.cache_info().currsize > 0
+    assert len(node._recall) == 1
+    forget = node._admin_callback('forget', node._admin_forget)
+    preview = forget(srv.AdminForget.Request(target=f"MEM{created.memory_id}", confirm=False),
+                     srv.AdminForget.Response())
+    assert preview.success, preview.message
+    # A preview removes nothing, so it keeps what it kept.
+    assert len(node._recall) == 1
+    forgotten = forget(srv.AdminForget.Request(target=f"MEM{created.memory_id}", confirm=True),
+                       srv.AdminForget.Response())
+    assert forgotten.success, forgotten.message
+    assert normalize._folded_display.cache_info().currsize == 0
+    assert len(node._recall) == 0
+    assert 'green tea' not in node._recall.recall('Ada Lovelace').text

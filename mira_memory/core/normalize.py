@@ -311,6 +311,11 @@ def _folded_display(text):
     return (display, *_fold_in_segments(display))
 
 
+def forget_kept_texts():
+    """Drop the texts _folded_display keeps (after a forget, none may stay in the process)."""
+    _folded_display.cache_clear()
+
+
 def locate(needle, haystack):
     """
     Find needle in haystack as a whole-word span after normalization.

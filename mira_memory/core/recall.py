@@ -241,6 +241,11 @@ class RecallCache:
     def __len__(self):
         return len(self._answers)
 
+    def clear(self):
+        """Drop every kept answer (after a forget, no answer may keep the forgotten text)."""
+        self._answers.clear()
+        self._weight = 0
+
     def recall(self, query):
         """Return the answer the module function gives for query now (never raises)."""
         if not isinstance(query, str):
