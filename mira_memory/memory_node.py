@@ -51,7 +51,7 @@ import sys
 import threading
 import time
 
-from mira_memory import diagnostics, node_runner, responses
+from mira_memory import diagnostics, node_runner, parameters, responses
 from mira_memory.cognition import LIVE_SUBSCRIBER_QOS, UTTERANCE_TOPIC
 from mira_memory.copy_worker import CopyWorker
 from mira_memory.core import admission, archive, config, health, normalize, ownership, recall
@@ -63,10 +63,9 @@ from mira_memory.srv import AdminAdd, AdminAliasAdd, AdminEntityAdd, AdminEntity
 from mira_memory.srv import AdminBackup, AdminExport, AdminForget, AdminRetire
 from mira_memory.srv import AdminFind, AdminList, AdminShow, AdminStatus
 from mira_memory.srv import RecallMemory, Remember
-from rcl_interfaces.msg import ParameterDescriptor, ParameterType, SetParametersResult
+from rcl_interfaces.msg import SetParametersResult
 from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.clock import Clock, ClockType
-from rclpy.exceptions import ParameterException
 from rclpy.node import Node
 from rclpy.task import Future
 
@@ -94,11 +93,7 @@ class MemoryNode(Node):
         self._turn_window = None  # set when remember exists and requires observed turns
         self._copies = None  # the backup/export worker, once the services exist
         self._row_count = None  # a background row count in progress (_count_rows)
-        try:
-            self._declare_parameters()
-        except ParameterException as error:
-            # A wrongly typed override: one clear line instead of a traceback.
-            raise node_runner.StartupError(f'invalid parameter: {error}') from None
+        self._declare_parameters()
         self.settings = self._resolve_settings()
         if self.settings.enabled:
             self._open_store(self.settings.database_path)
@@ -143,44 +138,36 @@ class MemoryNode(Node):
     # Parameters -----------------------------------------------------------
 
     def _declare_parameters(self):
-        read_only = {'read_only': True}
-        self.declare_parameter('enabled', False, ParameterDescriptor(
-            type=ParameterType.PARAMETER_BOOL, read_only=True,
-            description='Open persistent memory. Off: no database, no directory, '
-                        'no recall or remember services.'))
-        self.declare_parameter('database_path', '', ParameterDescriptor(
-            type=ParameterType.PARAMETER_STRING, **read_only,
-            description='Absolute path of the SQLite file (~ expanded); its parent '
-                        'directory is created when missing.'))
-        self.declare_parameter('config_file', '', ParameterDescriptor(
-            type=ParameterType.PARAMETER_STRING, **read_only,
-            description='Optional TOML file with a [memory] section (enabled, '
-                        'database_path relative to the file). When set, it decides '
-                        'enabled and database_path instead of those parameters.'))
-        self.declare_parameter('require_observed_turns', True, ParameterDescriptor(
-            type=ParameterType.PARAMETER_BOOL, **read_only,
-            description='Admit remember only for an operator turn this node heard on '
-                        "operator/utterance with exactly the request's utterance. false "
-                        "trusts the caller's utterance (integrations that cannot publish "
-                        'turns; see the README for what is lost).'))
-        self.declare_parameter('observed_turns_max', turns.DEFAULT_MAX_TURNS, ParameterDescriptor(
-            type=ParameterType.PARAMETER_INTEGER, **read_only,
-            description='Operator turns kept in the volatile window; the oldest leaves first.'))
-        self.declare_parameter(
-            'observed_turn_max_age_sec', turns.DEFAULT_MAX_AGE_SEC, ParameterDescriptor(
-                type=ParameterType.PARAMETER_DOUBLE, **read_only,
-                description='A heard operator turn older than this (seconds) is forgotten.'))
-        self.declare_parameter(
-            'observed_turn_wait_sec', DEFAULT_OBSERVED_TURN_WAIT_SEC, ParameterDescriptor(
-                type=ParameterType.PARAMETER_DOUBLE, **read_only,
-                description='How long a remember whose turn has not been heard yet waits '
-                            'for it (seconds; 0 decides at once). Other requests are '
-                            'served meanwhile.'))
-        self.declare_parameter('robot_profile', '', ParameterDescriptor(
-            type=ParameterType.PARAMETER_STRING,
-            description='Name of the active robot profile: the entity that '
-                        'you/your/yours/yourself denote in remember. Resolved at '
-                        'admission time, so it may change at runtime.'))
+        parameters.declare_read_only(self, (
+            ('enabled', False,
+             'Open persistent memory. Off: no database, no directory, '
+             'no recall or remember services.'),
+            ('database_path', '',
+             'Absolute path of the SQLite file (~ expanded); its parent '
+             'directory is created when missing.'),
+            ('config_file', '',
+             'Optional TOML file with a [memory] section (enabled, '
+             'database_path relative to the file). When set, it decides '
+             'enabled and database_path instead of those parameters.'),
+            ('require_observed_turns', True,
+             'Admit remember only for an operator turn this node heard on '
+             "operator/utterance with exactly the request's utterance. false "
+             "trusts the caller's utterance (integrations that cannot publish "
+             'turns; see the README for what is lost).'),
+            ('observed_turns_max', turns.DEFAULT_MAX_TURNS,
+             'Operator turns kept in the volatile window; the oldest leaves first.'),
+            ('observed_turn_max_age_sec', turns.DEFAULT_MAX_AGE_SEC,
+             'A heard operator turn older than this (seconds) is forgotten.'),
+            ('observed_turn_wait_sec', DEFAULT_OBSERVED_TURN_WAIT_SEC,
+             'How long a remember whose turn has not been heard yet waits '
+             'for it (seconds; 0 decides at once). Other requests are '
+             'served meanwhile.'),
+        ))
+        parameters.declare(
+            self, 'robot_profile', '',
+            'Name of the active robot profile: the entity that you/your/yours/yourself '
+            'denote in remember. Resolved at admission time, so it may change at runtime.',
+            read_only=False)
         self._check_robot_profile(self.robot_profile)
         self.add_on_set_parameters_callback(self._on_set_parameters)
 

@@ -37,16 +37,17 @@ _TYPES = {
 }
 
 
-def declare(node, name, default, description):
+def declare(node, name, default, description, *, read_only=True):
     """
-    Declare a read-only parameter typed by its default and return its value.
+    Declare a parameter typed by its default and return its value.
 
+    Read-only unless read_only is False (a value the node may take at runtime).
     Raises StartupError when an override has another type.
     """
     kind, expected = _TYPES[type(default)]
     try:
         node.declare_parameter(name, default, ParameterDescriptor(
-            type=kind, read_only=True, description=description))
+            type=kind, read_only=read_only, description=description))
     except InvalidParameterTypeException:
         raise StartupError(f'parameter {name} must be {expected}') from None
     return node.get_parameter(name).value

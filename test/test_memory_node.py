@@ -495,7 +495,7 @@ def test_version_1_database_is_refused_with_the_migration_command(memory_node, t
     ({'enabled': True, 'database_path': ''}, 'database_path is empty'),
     ({'enabled': True}, 'database_path is empty'),
     ({'enabled': True, 'database_path': 'relative/memory.sqlite3'}, 'must be absolute'),
-    ({'enabled': 'true'}, "parameter 'enabled'"),
+    ({'enabled': 'true'}, 'parameter enabled must be true or false'),
 ], ids=['empty_path', 'no_path', 'relative_parameter_path', 'mistyped_enabled'])
 def test_bad_settings_fail_startup_with_one_error(memory_node, parameters, reason):
     process = memory_node(parameters)

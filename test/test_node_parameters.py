@@ -44,9 +44,10 @@ CASES = [
     ('operator_source', 'turn_timeout_sec:=30', f'parameter turn_timeout_sec {FLOAT}'),
     ('operator_source', 'exit_when_done:=1', 'parameter exit_when_done must be true or false'),
     ('operator_chat', 'start_timeout_sec:=1', f'parameter start_timeout_sec {FLOAT}'),
-    # The memory node has its own declarations and its own wording.
-    ('memory_node', 'observed_turn_wait_sec:=1', "parameter 'observed_turn_wait_sec'"),
-    ('memory_node', 'observed_turns_max:=5.0', "parameter 'observed_turns_max'"),
+    ('memory_node', 'observed_turn_wait_sec:=1', f'parameter observed_turn_wait_sec {FLOAT}'),
+    ('memory_node', 'observed_turns_max:=5.0', 'parameter observed_turns_max must be an integer'),
+    ('memory_node', 'enabled:=1', 'parameter enabled must be true or false'),
+    ('memory_node', 'robot_profile:=1', 'parameter robot_profile must be a string'),
 ]
 
 

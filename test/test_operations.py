@@ -291,12 +291,12 @@ def test_a_forget_drops_the_texts_the_node_keeps_in_memory(node_in_process):
     assert normalize._folded_display.cache_info().currsize > 0
     assert len(node._recall) == 1
     forget = node._admin_callback('forget', node._admin_forget)
-    preview = forget(srv.AdminForget.Request(target=f"MEM{created.memory_id}", confirm=False),
+    preview = forget(srv.AdminForget.Request(target=f'MEM{created.memory_id}', confirm=False),
                      srv.AdminForget.Response())
     assert preview.success, preview.message
     # A preview removes nothing, so it keeps what it kept.
     assert len(node._recall) == 1
-    forgotten = forget(srv.AdminForget.Request(target=f"MEM{created.memory_id}", confirm=True),
+    forgotten = forget(srv.AdminForget.Request(target=f'MEM{created.memory_id}', confirm=True),
                        srv.AdminForget.Response())
     assert forgotten.success, forgotten.message
     assert normalize._folded_display.cache_info().currsize == 0
