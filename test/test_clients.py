@@ -71,7 +71,13 @@ class DropFirstServer:
     def stop(self):
         if self.process.poll() is None:
             self.process.terminate()
-            self.process.wait(timeout=20)
+            try:
+                self.process.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                # This stand-in server's own shutdown is not under test (once
+                # in CI it did not end within 20 s of SIGTERM): end it for good.
+                self.process.kill()
+                self.process.wait()
         self._log.close()
 
 
