@@ -55,12 +55,26 @@ SUBJECTS = (
     ('Zed Quist', ('likes', 'does not like'), None),
 )
 VALUES = ('green tea', 'black coffee', 'quiet rooms', 'jazz', 'teal', 'sea charts')
+# Negations beyond "not" (issue 22): a negated verb form is drawn from these.
+NEGATED = {'likes': ('does not like', "doesn't like", 'doesnt like', 'never likes',
+                     'hardly ever likes', 'by no means likes'),
+           'like': ('do not like', "don't like", 'dont like', 'never like', 'hardly ever like')}
 GOOD_LEADS = ('', 'Remember that ', 'For the record, ', 'Note that ', 'Just so you know, ',
-              'Nowadays ')
+              'Nowadays ', 'Ok Kestrel, ', 'hey kestrel remember ', 'so um ', 'By the way, ')
+# Polite requests to remember assert their complement, question mark and all.
+REQUEST_LEADS = ('Will you remember that ', 'Could you make a note: ')
 BAD_LEADS = ('I doubt that ', 'If ', 'It is false that ', 'Bob Stone says ', 'Maybe ',
-             'Do you know that ', 'I think ', 'Not that ', 'Suppose ')
-GOOD_TAILS = ('.', '!', ', every morning.', '; truly.', '')
-BAD_TAILS = ('?', ', I think.', ', or not.', ", doesn't it?", ', Bob Stone says.')
+             'Do you know that ', 'I think ', 'Not that ', 'Suppose ', 'In the film, ',
+             'Quick quiz: ', 'According to the newsletter: ', 'Hypothetically, ', 'Tonight ',
+             'For now, ', 'Back when Bob Stone was here, ', 'Do you remember whether ',
+             'Someday ')
+GOOD_TAILS = ('.', '!', ', every morning.', '; truly.', '', ' btw.', ' lol', ', mostly.',
+              ', but only in the evening.')
+BAD_TAILS = ('?', ', I think.', ', or not.', ", doesn't it?", ', Bob Stone says.', ', no?',
+             ', I reckon.', '. Just kidding.', '. Not.', ' today.', ', if I remember right.',
+             '. Hmm, no, that was Bob Stone.', ' no', ', as if!', ' for now.')
+# "X and not Y": the value after the contrast is set aside (issue 22).
+CONTRASTS = ('and not', 'rather than', 'as opposed to', 'but not')
 PREDICATES = {False: ('likes', 'enjoys', 'prefers', 'favours'),
               True: ('does_not_like', 'never_likes', 'not_keen_on')}
 SPACES = (' ', '  ', '\u3000', '\u00a0')
@@ -120,24 +134,31 @@ def requests(draw):
     negated = draw(st.booleans())
     value = draw(st.sampled_from(VALUES))
 
-    lead = draw(st.sampled_from(GOOD_LEADS * 4 + BAD_LEADS))
-    grounded &= lead in GOOD_LEADS
+    lead = draw(st.sampled_from(GOOD_LEADS * 4 + REQUEST_LEADS + BAD_LEADS))
+    grounded &= lead not in BAD_LEADS
     subject_phrase = said
-    form = draw(st.sampled_from(('plain',) * 12 + ('possessor', 'after_other')))
+    form = draw(st.sampled_from(('plain',) * 12 + ('possessor', 'after_other', 'relation')))
     if form == 'possessor' and said != 'you':
         subject_phrase = f"{said}'s brother"
         grounded = False
     elif form == 'after_other':
-        subject_phrase = f'My friend {said}' if said != 'you' else f'My friend and {said}'
+        subject_phrase = f'The friend of {said}'
         grounded = False
-    verb = verbs[1] if negated else verbs[0]
-    if form == 'possessor' and said != 'you':
-        verb = verbs[1] if negated else 'likes'
+    elif form == 'relation' and said != 'you':
+        # A possessive determiner before the name is the operator's relation.
+        subject_phrase = f'My cousin {said}'
+    verb = verbs[0]
+    if negated:
+        verb = verbs[1] if form != 'plain' else draw(st.sampled_from(NEGATED[verbs[0]]))
     cut = draw(st.sampled_from(('none',) * 12 + ('complement',)))
     said_value = value + (' cakes' if cut == 'complement' else '')
+    other_value = draw(st.sampled_from([other for other in VALUES if other != value]))
+    contrast = draw(st.sampled_from((None,) * 10 + CONTRASTS))
+    if contrast:
+        said_value = f'{said_value} {contrast} {other_value}'
     clause = f'{subject_phrase} {verb} {said_value}'
     tail = draw(st.sampled_from(GOOD_TAILS * 3 + BAD_TAILS))
-    grounded &= tail in GOOD_TAILS
+    grounded &= tail in GOOD_TAILS or (lead in REQUEST_LEADS and tail == '?')
     utterance = lead + clause + tail
 
     evidence = clause
@@ -167,6 +188,9 @@ def requests(draw):
         grounded = False
     elif value_form == 'subject':
         proposed_value = said
+        grounded = False
+    if contrast and draw(st.booleans()):
+        proposed_value = other_value
         grounded = False
     predicate_negated = draw(st.sampled_from((negated,) * 6 + (not negated,)))
     # Many slots, so that grounded requests are often created, not conflicts.

@@ -329,7 +329,7 @@ def _admit(store, context, proposal, robot_profile):
         return _rejected(REASON_VALUE_NOT_SUPPORTED)
     grounded = grounding.ground(
         context.utterance, evidence, proposal.subject, proposal.value, predicate,
-        relationship=kind == KIND_RELATIONSHIP)
+        relationship=kind == KIND_RELATIONSHIP, vocatives=(robot_profile,) if robot_profile else ())
     if grounded.failure:
         return _rejected(_GROUNDING_REASONS[grounded.rule], error=grounded.error)
     label = source_label(context)
@@ -351,12 +351,24 @@ def _admit(store, context, proposal, robot_profile):
             if related_id == subject_id:
                 return _rejected(REASON_INVALID_PROPOSAL, error=RELATED_IS_SUBJECT_ERROR)
             links += ((related_id, role),)
+        # Another entity between the subject and the value makes the value
+        # its own ("Ada met Bob in Paris"); the subject and the related
+        # entity named again ("cousin of quill and of Quillon Brask") do not.
+        own = {entity_id for entity_id, _ in links}
         if grounded.other_subject_found or any(
-                _names_entity(tx, name) for name in grounded.other_subject_candidates):
+                _names_entity(tx, name, besides=own)
+                for name in grounded.other_subject_candidates):
             return _rejected(REASON_SUBJECT_NOT_SUPPORTED, error=OTHER_SUBJECT_ERROR)
-        if any(_names_entity(tx, name, besides=subject_id)
-               for name in grounded.addressee_candidates):
-            return _rejected(REASON_SUBJECT_NOT_SUPPORTED, error=ADDRESSEE_ERROR)
+        second_person = normalize_key(proposal.subject) in SECOND_PERSON_SUBJECTS
+        for name in grounded.addressee_candidates:
+            # A word group set off around the statement is accounted for only
+            # as a name addressed; "you" addressed to another entity is not
+            # the robot.
+            if second_person and _names_entity(tx, name, besides=subject_id):
+                return _rejected(REASON_SUBJECT_NOT_SUPPORTED, error=ADDRESSEE_ERROR)
+            if not _names_entity(tx, name):
+                return _rejected(REASON_EVIDENCE_NOT_IN_UTTERANCE,
+                                 error=grounding.ERRORS['surroundings'][1])
         for name, only_possessor in grounded.longer_subject_candidates:
             if _names_entity(tx, name, besides=subject_id):
                 return _rejected(REASON_SUBJECT_NOT_SUPPORTED, error=LONGER_NAME_ERROR)
@@ -484,12 +496,13 @@ def _resolve_one(tx, name, not_found_reason, ambiguous_reason):
 
 
 def _names_entity(tx, name, besides=None):
-    """Return True when name exactly names an entity (other than besides)."""
+    """Return True when name exactly names an entity (other than besides: an id or ids)."""
     try:
-        matches = tx.find_entities(name, limit=2)
+        matches = tx.find_entities(name, limit=3)
     except InvalidInputError:
         return False
-    return any(entity.id != besides for entity in matches)
+    excluded = besides if isinstance(besides, (set, frozenset)) else {besides}
+    return any(entity.id not in excluded for entity in matches)
 
 
 def _link_set(memory):
