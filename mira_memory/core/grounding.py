@@ -266,7 +266,8 @@ LANGUAGE_KEYS = frozenset((
     'relative_pronouns', 'first_person', 'second_person', 'third_person', 'robot_references',
     'copulas', 'possessive_suffixes', 'possessive_subjects', 'possessive_determiners',
     'relation_nouns', 'contraction_followers', 'privative_modifiers', 'function_words',
-    'value_followers', 'adverb_suffixes', 'markers', 'homographs'))
+    'value_followers', 'adverb_suffixes', 'markers', 'homographs', 'contraction_suffixes',
+    'plain_phrases', 'verb_bracket'))
 
 
 class Language:
@@ -343,6 +344,8 @@ class Language:
         self.function_words = words('function_words')
         self.value_followers = words('value_followers')
         self.adverb_suffixes = endings('adverb_suffixes')
+        self.contraction_suffixes = endings('contraction_suffixes')
+        self.plain_phrases = phrases('plain_phrases')
         # Words that may open a complete clause although they are function
         # words: persons, articles and titles, possessive determiners.
         self.clause_openers = (self.persons | self.subject_prefixes
@@ -352,6 +355,11 @@ class Language:
         # (Portuguese "no" = "in the" is not the negator "no").
         self.markers = {}
         self.homographs = {}
+        # Languages whose verb comes second and whose participles and
+        # infinitives close the clause ("Seit 2015 wohnt Wiebke in Graz",
+        # "Wiebke ist mit Matthias verheiratet").
+        self.verb_bracket = frozenset(
+            table.get('language', '') for table in tables if table.get('verb_bracket'))
         for table in tables:
             code = table.get('language', '')
             self.markers[code] = self.markers.get(code, frozenset()) | frozenset(
@@ -552,9 +560,13 @@ def _cover(lang, tokens, start, end):
             return None
         if token.end > end:
             rest = _key(tokens[index].text[end - token.start:])
-            if rest not in lang.possessive_suffixes:
+            if rest in lang.contraction_suffixes:
+                # "Keiko're", "Ada'll": the name ends before a contracted verb.
+                pass
+            elif rest not in lang.possessive_suffixes:
                 return None
-            possessive = True
+            else:
+                possessive = True
         if first is None:
             first = index
         stop = index + 1
@@ -701,14 +713,16 @@ def _ground_occurrence(c, start, end):
     subject_key = normalize_key(c.subject)
     same = lang.robot_references if subject_key in lang.robot_references else frozenset()
     allowed = _reach(c, (first,), sentence.end, lead=True, prefixes=True, also=same)
-    if subject_first not in allowed:
+    bracket = _sentence_language(lang, tokens, sentence) in lang.verb_bracket
+    if subject_first not in allowed and not (bracket and _inverted(lang, tokens, first,
+                                                                    subject_first)):
         return Grounding('subject_not_first')
 
     first_failure = None
     for value_span in value_spans or [None]:
         verdict = _value_and_polarity(
             c, first, stop, subject_span, subject_first, subject_stop, possessive, value_span,
-            in_names, suppressed)
+            in_names, suppressed, bracket)
         if verdict.failure is None:
             return dataclasses.replace(verdict, addressee_candidates=addressees)
         first_failure = first_failure or verdict
@@ -723,6 +737,11 @@ def _suppressed(lang, tokens, sentence):
     (none on a tie); that language's homographs are then its own words:
     Portuguese "no" ("in the") in "Rui mora no Porto" is not the negator "no".
     """
+    return lang.homographs.get(_sentence_language(lang, tokens, sentence), frozenset())
+
+
+def _sentence_language(lang, tokens, sentence):
+    """Return the language with the most marker words in the sentence ('' on a tie or none)."""
     counts = {}
     for token in tokens[sentence.start:sentence.end]:
         if token.is_word:
@@ -730,10 +749,10 @@ def _suppressed(lang, tokens, sentence):
                 if token.key in markers:
                     counts[code] = counts.get(code, 0) + 1
     if not counts:
-        return frozenset()
+        return ''
     best = max(counts.values())
     winners = [code for code, count in counts.items() if count == best]
-    return lang.homographs.get(winners[0], frozenset()) if len(winners) == 1 else frozenset()
+    return winners[0] if len(winners) == 1 else ''
 
 
 def _reach(c, positions, end, *, lead=True, prefixes=False, also=frozenset()):
@@ -762,10 +781,13 @@ def _walk(c, positions, end, *, lead=True, prefixes=False, also=frozenset()):
             if lead:
                 for table in (lang.lead_ins, lang.interjections):
                     steps.extend(here + length for length in _phrase_lengths(table, keys, here))
-                requests = _phrase_lengths(lang.request_lead_ins, keys, here)
-                if requests:
-                    requested = True
-                    steps.extend(here + length for length in requests)
+                # "Would you (please) <lead-in>": a request opener counts only
+                # before a lead-in, whose complement it asserts.
+                for length in _phrase_lengths(lang.request_lead_ins, keys, here):
+                    after = here + length
+                    if after < end and _phrase_lengths(lang.lead_ins, keys, after):
+                        requested = True
+                        steps.append(after)
                 steps.extend(here + len(name) for name in c.vocatives
                              if tuple(keys[here:here + len(name)]) == name)
                 if key in lang.openers:
@@ -822,9 +844,10 @@ def _clause_failure(c, sentence, first, stop, in_names, subject_span, suppressed
 
     # Every word of the sentence after its lead-ins: the operator talking to
     # the robot is not part of the statement.
+    plain = _plain_indices(lang, tokens, sentence)
     scanned = [index for index in range(opener, sentence.end)
                if tokens[index].is_word and not in_names(tokens[index])
-               and not _is_abbreviation(tokens, index, lang)]
+               and not _is_abbreviation(tokens, index, lang) and index not in plain]
     failure = _word_failure(lang, tokens, scanned, suppressed)
     if failure:
         return failure, ()
@@ -852,6 +875,14 @@ def _clause_failure(c, sentence, first, stop, in_names, subject_span, suppressed
         return failure, ()
     failure = _later_sentences_failure(c, sentence)
     return failure, tuple(addressed)
+
+
+def _plain_indices(lang, tokens, sentence):
+    """Return the token indices inside a plain phrase ("is used to" night shifts, "in May")."""
+    words = [index for index in range(sentence.start, sentence.end) if tokens[index].is_word]
+    keys = [tokens[index].key for index in words]
+    return {words[position] for begin, end in _phrase_spans(lang.plain_phrases, keys)
+            for position in range(begin, end)}
 
 
 def _word_failure(lang, tokens, scanned, suppressed):
@@ -937,32 +968,28 @@ def _suffix_failure(c, sentence, closing, suppressed, addressed):
     """
     Account for what follows the evidence in its sentence, segment by segment.
 
-    Allowed: trailing words ("btw", "lol"), the robot's name, an adverb
-    right after it ("beautifully"), and after a comma or joiner: a contrast
-    ("not coffee"), an adverbial ("but only in the morning"), a name
-    addressed, or a complete coordinated clause. A tag or comment ("no?",
-    "I reckon") is not.
+    Allowed right after it: trailing words ("btw", "lol"), the robot's name,
+    an adverb or adverbial ("beautifully", "at the grove surgery"); after a
+    comma or joiner also a contrast ("not coffee"), a name addressed, or a
+    complete clause ("and he works in York", ", she visits on Sundays"). A
+    tag or comment ("no?", ", I reckon") is not.
     """
     lang, tokens = c.lang, c.tokens
     end = sentence.end
     keys = [token.key for token in tokens[:end]]
     index = closing
-    # Words straight after the evidence, with no boundary between.
-    while index < end and tokens[index].is_word:
-        length = _trailing_length(c, keys, index)
-        if not length:
-            return 'not_a_clause'
-        index += length
+    direct = True
     while index < end:
         joined = False
         while index < end and not tokens[index].is_word:
+            direct = False
             if tokens[index].text in _COORDINATING_MARKS:
                 joined = True
             elif tokens[index].text not in _BOUNDARIES and tokens[index].text not in _QUOTES:
                 return 'surroundings'
             index += 1
         if index < end and (keys[index] in lang.clause_joiners or keys[index] in lang.coordinators):
-            joined = True
+            joined, direct = True, False
             index += 1
         segment_start = index
         while index < end and (tokens[index].is_word or tokens[index].text in _QUOTES):
@@ -971,9 +998,10 @@ def _suffix_failure(c, sentence, closing, suppressed, addressed):
                 break
             index += 1
         words = [word for word in tokens[segment_start:index] if word.is_word]
-        failure = _segment_failure(c, keys, segment_start, words, joined, suppressed, addressed)
+        failure = _segment_failure(c, words, joined, direct, suppressed, addressed)
         if failure:
             return failure
+        direct = False
     return None
 
 
@@ -996,13 +1024,13 @@ def _is_adverb(lang, key):
                for suffix in lang.adverb_suffixes)
 
 
-def _segment_failure(c, keys, start, words, joined, suppressed, addressed):
+def _segment_failure(c, words, joined, direct, suppressed, addressed):
     lang = c.lang
     if not words:
         return None
     word_keys = [word.key for word in words]
-    contrast = bool(_phrase_lengths(lang.contrast_markers, word_keys, 0)) or (
-        joined and lang.is_negator(word_keys[0], suppressed))
+    contrast = not direct and (bool(_phrase_lengths(lang.contrast_markers, word_keys, 0)) or (
+        joined and lang.is_negator(word_keys[0], suppressed)))
     negators = [key for key in word_keys if lang.is_negator(key, suppressed)]
     if negators or _has_phrase(lang.negating_phrases, word_keys):
         # "..., not coffee": a contrast sets its own words aside; any other
@@ -1021,12 +1049,18 @@ def _segment_failure(c, keys, start, words, joined, suppressed, addressed):
         covered += length
     if covered >= len(words):
         return None
-    if joined and _is_complete_clause(lang, words):
-        return None
     first = word_keys[0]
     if len(words) <= _ADVERBIAL_MAX_WORDS and (
             (first in lang.function_words and first not in lang.clause_openers)
             or first in lang.value_followers or _is_adverb(lang, first) or words[0].is_number):
+        return None
+    if direct:
+        return 'not_a_clause'
+    # A clause of its own: coordinated ("and he works in York"), or after a
+    # comma when it is not a comment of the speaker or listener ("Ada is
+    # left-handed, she uses the left scanner" but not ", I reckon").
+    if _is_complete_clause(lang, words) and (
+            joined or (len(words) >= 3 and first not in lang.speakers)):
         return None
     if not joined and _is_vocative(lang, words):
         addressed.append(' '.join(word.text for word in words))
@@ -1081,36 +1115,58 @@ def _possessor_failure(c, tokens, subject_stop, value_first, end):
     Wien"), and so does a possessed thing the predicate names ("your docking
     station sits behind the sofa", predicate docking_station_location). A
     person or animal possessed is another party ("Ada's landlord is a baker"),
-    unless the predicate is that very relation ("Dana's partner is Fox").
+    unless the clause names the relation itself ("Dana's partner is Fox",
+    predicate partner or a relationship).
     """
     lang = c.lang
     parts = set(c.predicate.split('_'))
     possessed = []
-    for index in range(subject_stop, min(subject_stop + _POSSESSED_MAX_WORDS + 1, end)):
+    index = subject_stop
+    while index < min(value_first, end) and len(possessed) < _POSSESSED_MAX_WORDS:
         token = tokens[index]
-        if not token.is_word or token.key.endswith(lang.possessive_suffixes) and (
-                index < value_first):
+        if not token.is_word or token.key.endswith(lang.possessive_suffixes):
             return 'subject_possessor'
-        if index >= value_first or (token.key in lang.copulas and possessed):
+        if token.key in lang.copulas and possessed:
             break
         possessed.append(token.key)
-    else:
-        return 'subject_possessor'
+        index += 1
     if not possessed:
         return None
+    copula = index < end and tokens[index].is_word and tokens[index].key in lang.copulas
     relation = [key for key in possessed if key in lang.relation_nouns]
     if relation:
         named = parts - {'is', 'has', 'of', 'name', 'named'}
-        return None if named == set(relation[-1:]) else 'subject_possessor'
-    copula = tokens[subject_stop + len(possessed)] if (
-        subject_stop + len(possessed) < end) else None
-    if copula is not None and copula.is_word and copula.key in lang.copulas:
+        if named == set(relation[-1:]):
+            return None
+        # A name right after "<possessor>'s <relation> is" fills the relation
+        # itself ("Keiko's husband is Olu"); "is a baker" describes the other.
+        after = index + 1
+        while after < value_first and tokens[after].key in lang.subject_prefixes:
+            after += 1
+        if copula and after == value_first and (
+                c.relationship or tokens[value_first].text[:1].isupper()):
+            return None
+        return 'subject_possessor'
+    if copula:
         return None
     return None if parts & set(possessed) else 'subject_possessor'
 
 
+def _inverted(lang, tokens, first, subject_first):
+    """
+    Return True for a verb-second clause: "Seit 2015 wohnt Wiebke ...".
+
+    An adverbial of at most three words (opening with a function word or a
+    number) and then one verb may stand before the subject.
+    """
+    before = tokens[first:subject_first]
+    return (3 <= len(before) <= 5 and all(token.is_word for token in before)
+            and (before[0].key in lang.function_words or before[0].is_number)
+            and before[-1].key not in lang.function_words)
+
+
 def _value_and_polarity(c, first, stop, subject_span, subject_first, subject_stop, possessive,
-                        value_span, in_names, suppressed):
+                        value_span, in_names, suppressed, bracket=False):
     lang, tokens = c.lang, c.tokens
     if value_span is None:
         return Grounding('value_partial')
@@ -1121,7 +1177,8 @@ def _value_and_polarity(c, first, stop, subject_span, subject_first, subject_sto
     # A relationship's value names an entity, which resolution checks: "The
     # Who" is a name, not two function words.
     if not c.relationship and all(
-            word in lang.function_words or lang.is_negator(word) for word in value_words):
+            (word in lang.function_words and word not in lang.months) or lang.is_negator(word)
+            for word in value_words):
         return Grounding('value_vacuous')
     if '_'.join(value_words) == c.predicate:
         return Grounding('value_vacuous')
@@ -1140,7 +1197,10 @@ def _value_and_polarity(c, first, stop, subject_span, subject_first, subject_sto
         previous = tokens[value_first - 1]
         if previous.is_word and previous.key in lang.privative_modifiers:
             return Grounding('value_partial')
-    if value_stop < stop and not value_possessive:
+    # A verb-final clause closes with its participle or infinitive
+    # ("Wiebke ist mit Matthias verheiratet").
+    closing_verb = bracket and value_stop + 1 == stop and tokens[value_stop].is_word
+    if value_stop < stop and not value_possessive and not closing_verb:
         following = tokens[value_stop]
         if following.is_word and (
                 following.key in lang.value_continuers or not (
