@@ -300,6 +300,7 @@ class Language:
         self.lead_ins = phrases('lead_ins')
         self.request_lead_ins = phrases('request_lead_ins')
         self.interjections = phrases('interjections')
+        self.interjection_words = words('interjections') | {'please'}
         self.trailing = phrases('trailing')
         self.openers = words('openers')
         self.clause_joiners = words('clause_joiners')
@@ -336,6 +337,10 @@ class Language:
         self.robot_references = words('robot_references')
         self.copulas = words('copulas')
         self.possessive_suffixes = endings('possessive_suffixes')
+        # The written ones ("Ada's", "James'"): only these chain possessors
+        # ("Ada's friend's dog"); a bare "s" (Pauls) would match "is".
+        self.apostrophe_suffixes = tuple(
+            suffix for suffix in self.possessive_suffixes if "'" in suffix)
         self.possessive_subjects = words('possessive_subjects')
         self.possessive_determiners = words('possessive_determiners')
         self.relation_nouns = words('relation_nouns')
@@ -785,7 +790,12 @@ def _walk(c, positions, end, *, lead=True, prefixes=False, also=frozenset()):
                 # before a lead-in, whose complement it asserts.
                 for length in _phrase_lengths(lang.request_lead_ins, keys, here):
                     after = here + length
-                    if after < end and _phrase_lengths(lang.lead_ins, keys, after):
+                    if (after < end and _phrase_lengths(lang.lead_ins, keys, after)) or any(
+                            key in lang.lead_ins and key not in lang.interjection_words
+                            for key in keys[here:after]):
+                        # "Would you (please) keep in mind that": an opener
+                        # before a lead-in, or a whole request ("will you
+                        # remember that").
                         requested = True
                         steps.append(after)
                 steps.extend(here + len(name) for name in c.vocatives
@@ -1019,6 +1029,13 @@ def _trailing_length(c, keys, index):
     return 0
 
 
+def _elided(lang, key):
+    """Return True for a function word elided onto the next word ("nell'orchestra", "l'hôpital")."""
+    head, apostrophe, rest = key.partition("'")
+    return bool(apostrophe and rest) and (head + "'" in lang.function_words
+                                          or head in lang.function_words)
+
+
 def _is_adverb(lang, key):
     return any(key.endswith(suffix) and len(key) > len(suffix) + 2
                for suffix in lang.adverb_suffixes)
@@ -1049,13 +1066,17 @@ def _segment_failure(c, words, joined, direct, suppressed, addressed):
         covered += length
     if covered >= len(words):
         return None
+    covered = 0 if not direct else covered
+    if direct:
+        # Straight after the evidence, only trailing words and adverbs: a
+        # phrase there ("tea | with lemon") is part of the clause it cut.
+        return None if all(key in lang.value_followers or _is_adverb(lang, key)
+                           for key in word_keys[covered:]) else 'not_a_clause'
     first = word_keys[0]
     if len(words) <= _ADVERBIAL_MAX_WORDS and (
             (first in lang.function_words and first not in lang.clause_openers)
             or first in lang.value_followers or _is_adverb(lang, first) or words[0].is_number):
         return None
-    if direct:
-        return 'not_a_clause'
     # A clause of its own: coordinated ("and he works in York"), or after a
     # comma when it is not a comment of the speaker or listener ("Ada is
     # left-handed, she uses the left scanner" but not ", I reckon").
@@ -1124,7 +1145,7 @@ def _possessor_failure(c, tokens, subject_stop, value_first, end):
     index = subject_stop
     while index < min(value_first, end) and len(possessed) < _POSSESSED_MAX_WORDS:
         token = tokens[index]
-        if not token.is_word or token.key.endswith(lang.possessive_suffixes):
+        if not token.is_word or token.key.endswith(lang.apostrophe_suffixes):
             return 'subject_possessor'
         if token.key in lang.copulas and possessed:
             break
@@ -1141,7 +1162,8 @@ def _possessor_failure(c, tokens, subject_stop, value_first, end):
         # A name right after "<possessor>'s <relation> is" fills the relation
         # itself ("Keiko's husband is Olu"); "is a baker" describes the other.
         after = index + 1
-        while after < value_first and tokens[after].key in lang.subject_prefixes:
+        while after < value_first and (tokens[after].key in lang.subject_prefixes or (
+                tokens[after].text == '.' and tokens[after - 1].key in lang.subject_prefixes)):
             after += 1
         if copula and after == value_first and (
                 c.relationship or tokens[value_first].text[:1].isupper()):
@@ -1200,11 +1222,16 @@ def _value_and_polarity(c, first, stop, subject_span, subject_first, subject_sto
     # A verb-final clause closes with its participle or infinitive
     # ("Wiebke ist mit Matthias verheiratet").
     closing_verb = bracket and value_stop + 1 == stop and tokens[value_stop].is_word
+    # "Theo and Keiko're neighbours": the value ends before a contracted verb,
+    # and what follows is that verb's complement.
+    contracted = tokens[value_stop - 1].key.endswith(lang.contraction_suffixes) and (
+        not tokens[value_stop - 1].key.endswith(lang.possessive_suffixes))
+    closing_verb = closing_verb or contracted
     if value_stop < stop and not value_possessive and not closing_verb:
         following = tokens[value_stop]
         if following.is_word and (
                 following.key in lang.value_continuers or not (
-                    following.key in lang.function_words
+                    following.key in lang.function_words or _elided(lang, following.key)
                     or following.key in lang.value_followers
                     or _is_adverb(lang, following.key))):
             return Grounding('value_partial')
@@ -1244,7 +1271,7 @@ def _value_and_polarity(c, first, stop, subject_span, subject_first, subject_sto
         token = tokens[index]
         if possessive or not token.is_word:
             break
-        suffix = next((suffix for suffix in lang.possessive_suffixes
+        suffix = next((suffix for suffix in lang.apostrophe_suffixes
                        if token.key.endswith(suffix) and len(token.key) > len(suffix)), None)
         if suffix is not None:
             words.append(token.text[:-len(suffix)])
@@ -1272,7 +1299,7 @@ def _set_aside(c, tokens, first, value_first, value_stop, stop, suppressed):
     if start > 0 and keys[start - 1] in lang.function_words:
         ends.add(start - 1)
     for begin, end in _phrase_spans(lang.contrast_markers, keys[:start]):
-        if end not in ends:
+        if end not in ends or (end - begin == 1 and keys[begin] in suppressed):
             continue
         # A bare negator is a contrast only after a comma or a joiner
         # ("tea, not coffee", "tea and not coffee"); "is not a smoker" is
