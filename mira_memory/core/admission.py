@@ -316,7 +316,8 @@ def _admit(store, context, proposal, robot_profile):
     evidence = _locate_evidence(context, proposal.evidence)
     if evidence is None:
         return _rejected(REASON_EVIDENCE_NOT_IN_UTTERANCE)
-    if locate(proposal.subject, evidence) is None:
+    if locate(proposal.subject, evidence) is None and not grounding.said_as_genitive(
+            proposal.subject, evidence):
         return _rejected(REASON_SUBJECT_NOT_SUPPORTED)
     value_key = normalize_key(proposal.value)
     if related_entity is not None:

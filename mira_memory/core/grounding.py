@@ -539,6 +539,44 @@ def _find_span(needle, evidence_text, offset):
     return next(iter(_find_spans(needle, evidence_text, offset)), None)
 
 
+def said_as_genitive(name, evidence):
+    """
+    Return True when name occurs in evidence only with a genitive ending ("Pauls").
+
+    Admission's literal rule finds names as whole words; German and Dutch
+    write the genitive of a name as one word ("Pauls Lieblingsstadt ist
+    Wien"), so the name is said there too. The grounding rules then judge it
+    as a possessor, like "Paul's".
+    """
+    try:
+        text = display_form(evidence)
+    except NormalizationError:
+        return False
+    return _genitive_span(language(), name, text, 0) is not None
+
+
+def _genitive_span(lang, needle, evidence_text, offset):
+    """
+    Return the span of a name said with a genitive ending and no apostrophe ("Pauls").
+
+    Only the name itself may be read so, and only with a whole ending of the
+    language data (German and Dutch "s"): "Pauls Lieblingsstadt ist Wien".
+    """
+    try:
+        name = [token.key for token in tokenize(normalize_key(needle)) if token.is_word]
+    except NormalizationError:
+        return None
+    words = [token for token in tokenize(evidence_text) if token.is_word]
+    for index in range(len(words) - len(name) + 1):
+        found = words[index:index + len(name)]
+        last = found[-1].key
+        if [word.key for word in found[:-1]] == name[:-1] and last.startswith(name[-1]) and (
+                last[len(name[-1]):] in lang.possessive_suffixes):
+            return (offset + found[0].start,
+                    offset + found[-1].start + len(found[-1].text) - len(last) + len(name[-1]))
+    return None
+
+
 def _find_spans(needle, evidence_text, offset):
     text = _span_text(needle, evidence_text)
     if text is None:
@@ -694,7 +732,8 @@ def _ground_occurrence(c, start, end):
     # a relationship's value (it names the related entity).
     evidence_text = display[tokens[first].start:tokens[stop - 1].end]
     evidence_offset = tokens[first].start
-    subject_span = _find_span(c.subject, evidence_text, evidence_offset)
+    subject_span = _find_span(c.subject, evidence_text, evidence_offset) or _genitive_span(
+        lang, c.subject, evidence_text, evidence_offset)
     value_spans = list(itertools.islice(
         _find_spans(c.value, evidence_text, evidence_offset), _OCCURRENCES_MAX))
     names = [subject_span] if subject_span else []
@@ -855,12 +894,13 @@ def _clause_failure(c, sentence, first, stop, in_names, subject_span, suppressed
     # Every word of the sentence after its lead-ins: the operator talking to
     # the robot is not part of the statement.
     plain = _plain_indices(lang, tokens, sentence)
-    scanned = [index for index in range(opener, sentence.end)
-               if tokens[index].is_word and not in_names(tokens[index])
-               and not _is_abbreviation(tokens, index, lang) and index not in plain]
-    failure = _word_failure(lang, tokens, scanned, suppressed)
+    words = [index for index in range(sentence.start, sentence.end)
+             if tokens[index].is_word and not in_names(tokens[index])
+             and not _is_abbreviation(tokens, index, lang) and index not in plain]
+    failure = _word_failure(lang, tokens, words, opener, suppressed)
     if failure:
         return failure, ()
+    scanned = [index for index in words if index >= opener]
     before = [index for index in scanned if index < first]
     if _negated(lang, tokens, before, suppressed):
         return 'negated_outside', ()
@@ -895,13 +935,19 @@ def _plain_indices(lang, tokens, sentence):
             for position in range(begin, end)}
 
 
-def _word_failure(lang, tokens, scanned, suppressed):
-    """Return the failure for a word of the sentence that makes it not a plain, durable fact."""
-    keys = []
-    for index in scanned:
-        key = tokens[index].key
-        keys.append(key)
-        if key in suppressed or (key in lang.months and _is_month(lang, tokens, index)):
+def _word_failure(lang, tokens, words, opener, suppressed):
+    """
+    Return the failure for a word of the sentence that makes it not a plain, durable fact.
+
+    words are the sentence's word indices; single words count from opener
+    (after the lead-ins, which are the operator talking to the robot:
+    "don't forget that"), phrases anywhere ("Yeah right, ..." starts with
+    what reads as an interjection and a lead-in).
+    """
+    keys = [tokens[index].key for index in words]
+    for index, key in zip(words, keys):
+        if index < opener or key in suppressed or (
+                key in lang.months and _is_month(lang, tokens, index)):
             continue
         if key in lang.governors:
             return 'governed'
@@ -909,12 +955,11 @@ def _word_failure(lang, tokens, scanned, suppressed):
             return 'time_shift'
         if key in lang.not_durable:
             return 'not_durable'
-    if _has_phrase(lang.governing_phrases, keys):
-        return 'governed'
-    if _has_phrase(lang.time_shift_phrases, keys):
-        return 'time_shift'
-    if _has_phrase(lang.not_durable_phrases, keys):
-        return 'not_durable'
+    for failure, phrases in (('governed', lang.governing_phrases),
+                             ('time_shift', lang.time_shift_phrases),
+                             ('not_durable', lang.not_durable_phrases)):
+        if _phrase_spans(phrases, keys):
+            return failure
     return None
 
 
@@ -1198,7 +1243,8 @@ def _value_and_polarity(c, first, stop, subject_span, subject_first, subject_sto
         return Grounding('value_vacuous')
     # A relationship's value names an entity, which resolution checks: "The
     # Who" is a name, not two function words.
-    if not c.relationship and all(
+    # "she/her": a list written with slashes names its words, so it is a value.
+    if not c.relationship and '/' not in value_key and all(
             (word in lang.function_words and word not in lang.months) or lang.is_negator(word)
             for word in value_words):
         return Grounding('value_vacuous')
@@ -1220,8 +1266,10 @@ def _value_and_polarity(c, first, stop, subject_span, subject_first, subject_sto
         if previous.is_word and previous.key in lang.privative_modifiers:
             return Grounding('value_partial')
     # A verb-final clause closes with its participle or infinitive
-    # ("Wiebke ist mit Matthias verheiratet").
-    closing_verb = bracket and value_stop + 1 == stop and tokens[value_stop].is_word
+    # ("Wiebke ist mit Matthias verheiratet"); a fronted value is followed by
+    # the verb and then the subject ("In Utrecht werkt Femke ...").
+    closing_verb = bracket and tokens[value_stop].is_word if value_stop < stop else False
+    closing_verb = closing_verb and (value_stop + 1 == stop or value_stop + 1 == subject_first)
     # "Theo and Keiko're neighbours": the value ends before a contracted verb,
     # and what follows is that verb's complement.
     contracted = tokens[value_stop - 1].key.endswith(lang.contraction_suffixes) and (
