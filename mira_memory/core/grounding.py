@@ -306,7 +306,9 @@ class Language:
         self.clause_joiners = words('clause_joiners')
         self.coordinators = words('coordinators')
         self.subject_prefixes = words('subject_prefixes')
-        self.abbreviations = words('abbreviations')
+        # A single letter with a full stop is decided by the rule of initials
+        # (_keeps_sentence), which also sees whether the text ends there.
+        self.abbreviations = frozenset(word for word in words('abbreviations') if len(word) > 1)
         self.question_openers = words('question_openers')
         self.question_tags = words('question_tags')
         self.governors = words('governors')
