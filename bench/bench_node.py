@@ -48,8 +48,8 @@ import os
 import sys
 import time
 
-from mira_memory import node_runner
-from mira_memory.memory_node import MemoryNode
+from mira_memory.memory.node import MemoryNode
+from mira_memory.ros import node_runner
 from mira_memory.srv import RecallMemory, Remember
 from std_srvs.srv import Trigger
 import workload

@@ -48,9 +48,9 @@ import tempfile
 import time
 
 import generate
-from mira_memory import responses
 from mira_memory.core import admission, recall, turn_proposals
 from mira_memory.core import store as store_module
+from mira_memory.memory import responses
 from mira_memory.msg import OperatorUtterance
 from mira_memory.srv import RecallMemory, Remember
 import rclpy

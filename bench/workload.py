@@ -24,7 +24,7 @@ import os
 import signal
 import time
 
-from mira_memory import clients
+from mira_memory.ros import clients
 from mira_memory.srv import RecallMemory, Remember
 from std_srvs.srv import Trigger
 
@@ -70,7 +70,7 @@ EXPECTED_OUTCOMES = {
     'remember_duplicate': 'applied/duplicate',
     'remember_rejected': 'rejected/value_not_supported',
     # recall_found's requests, waited for the way the console, operator source,
-    # demo and tests wait (mira_memory.clients.call), to show what they pay.
+    # demo and tests wait (mira_memory.ros.clients.call), to show what they pay.
     'console_recall': 'found',
 }
 SERVICE_TYPES = {

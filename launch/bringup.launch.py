@@ -21,7 +21,7 @@ Robot bringup: the memory node, /mira/memory by default.
 Parameters come from params_file (config/memory.yaml by default) and then
 from the launch arguments, which win. When the memory node exits with an
 error (a database it cannot open, one another node owns), the whole launch
-stops and `ros2 launch` exits 1 (mira_memory.launching).
+stops and `ros2 launch` exits 1 (mira_memory.ros.launching).
 """
 
 import os
@@ -33,7 +33,7 @@ from launch.actions import DeclareLaunchArgument
 from launch.substitutions import LaunchConfiguration
 from launch_ros.actions import Node
 from launch_ros.parameter_descriptions import ParameterValue
-from mira_memory import launching
+from mira_memory.ros import launching
 
 
 def default_database_path():

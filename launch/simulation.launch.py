@@ -18,7 +18,7 @@ The simulation: memory node, operator source, cognition, perception, attention.
     ros2 launch mira_memory simulation.launch.py
     ros2 launch mira_memory simulation.launch.py database_path:=/tmp/mira.sqlite3
 
-The nodes, their names and parameters come from mira_memory.simulation, the
+The nodes, their names and parameters come from mira_memory.simulation.nodes, the
 same description the demo and the CI tests start as processes. By default
 the database is a new file in a fresh temporary directory, so every launch
 starts empty; pass database_path to keep memory across launches.
@@ -30,7 +30,8 @@ import tempfile
 from launch import LaunchDescription
 from launch.actions import DeclareLaunchArgument, OpaqueFunction
 from launch.substitutions import LaunchConfiguration
-from mira_memory import launching, simulation
+from mira_memory.ros import launching
+from mira_memory.simulation import nodes as simulation
 
 
 def _database_path(context):

@@ -164,9 +164,9 @@ class RosClient:
         Call a service and return its response, failing the test on timeout.
 
         Read-only and idempotent services are resent once after a lost reply
-        (mira_memory.clients.call, the clients' one way to wait).
+        (mira_memory.ros.clients.call, the clients' one way to wait).
         """
-        from mira_memory import clients
+        from mira_memory.ros import clients
         client = self.client(service_type, name)
         if not client.wait_for_service(timeout_sec=timeout):
             raise AssertionError(f'service {name} is not available')

@@ -48,7 +48,7 @@ import json
 import pathlib
 from typing import Optional, Tuple
 
-from mira_memory.core.tools import TOOL_ROUND_LIMIT, tools_for_episode
+from mira_memory.cognition.tools import TOOL_ROUND_LIMIT, tools_for_episode
 
 # Turn outcomes (the end-of-turn marker's reason; empty for a normal reply).
 REPLIED = ''

@@ -45,13 +45,12 @@ import collections
 from dataclasses import asdict, dataclass
 from typing import Union
 
+from mira_memory.cognition.tools import (
+    ACQUISITION_BUDGET_EXHAUSTED, APPLIED, AUTONOMOUS, CREATED, DUPLICATE, INVALID_TOOL_ARGUMENTS,
+    NO_OPERATOR_UTTERANCE, OPERATOR, parse_recall_arguments, parse_remember_arguments,
+    RECALL_MEMORY, RecallArguments, refused_text, REMEMBER, REMEMBER_LIMIT_REACHED, TOOL_NAMES,
+    TOOL_UNAVAILABLE, ToolArgumentError, tools_for_episode, UNKNOWN_TOOL)
 from mira_memory.core.admission import Proposal
-from mira_memory.core.tools import (
-    ACQUISITION_BUDGET_EXHAUSTED, APPLIED, AUTONOMOUS, CREATED, DUPLICATE,
-    INVALID_TOOL_ARGUMENTS, NO_OPERATOR_UTTERANCE, OPERATOR, parse_recall_arguments,
-    parse_remember_arguments, RECALL_MEMORY, RecallArguments, refused_text,
-    REMEMBER, REMEMBER_LIMIT_REACHED, TOOL_NAMES, TOOL_UNAVAILABLE,
-    ToolArgumentError, tools_for_episode, UNKNOWN_TOOL)
 
 ACQUISITION_ATTEMPTS = 2
 

@@ -45,18 +45,21 @@ import sys
 import threading
 
 from ament_index_python.packages import get_package_share_directory
-from mira_memory import node_runner, parameters
-from mira_memory import scenario as scenario_file
-from mira_memory.cognition import (
-    acknowledgement, DEFAULT_CALL_TIMEOUT_SEC, EpisodeRunner, HISTORY_PUBLISHER_QOS,
-    LIVE_SUBSCRIBER_QOS, MemoryTools, SerialQueue, TOOL_RESULTS_TOPIC, UTTERANCE_TOPIC)
-from mira_memory.core import chat
-from mira_memory.core.episodes import (
+from mira_memory import wire
+from mira_memory.cognition import chat
+from mira_memory.cognition import scenario as scenario_file
+from mira_memory.cognition.episodes import (
     DEFAULT_WORKING_MEMORY_CAPACITY, DEFAULT_WORKING_MEMORY_MAX_CHARACTERS, OperatorEpisode,
     WorkingMemory)
-from mira_memory.core.tools import OPERATOR
+from mira_memory.cognition.runner import (
+    acknowledgement, DEFAULT_CALL_TIMEOUT_SEC, EpisodeRunner, MemoryTools, SerialQueue)
+from mira_memory.cognition.tools import OPERATOR
 from mira_memory.msg import OperatorUtterance, ToolResult
+from mira_memory.ros import node_runner
+from mira_memory.ros import parameters
 from mira_memory.srv import WorkingMemoryClear, WorkingMemoryShow
+from mira_memory.wire import HISTORY_PUBLISHER_QOS, LIVE_SUBSCRIBER_QOS
+from mira_memory.wire import TOOL_RESULTS_TOPIC, UTTERANCE_TOPIC
 from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.node import Node
 from rclpy.task import Future
@@ -210,7 +213,7 @@ class CognitionNode(Node):
 
     async def _run_turn(self, message):
         episode_id, turn_id = message.episode_id, message.turn_id
-        if not (scenario_file.is_valid_id(episode_id) and scenario_file.is_valid_id(turn_id)):
+        if not (wire.is_valid_id(episode_id) and wire.is_valid_id(turn_id)):
             self.get_logger().warning('ignored an utterance with invalid episode or turn id')
             self._publish_marker(episode_id, turn_id, TURN_INVALID_IDS)
             return

@@ -39,39 +39,19 @@ import collections
 from dataclasses import dataclass
 import time
 
-from mira_memory.core import tools
-from mira_memory.core.episodes import Allowed, OperatorEpisode
+from mira_memory.cognition import tools
+from mira_memory.cognition.episodes import Allowed, OperatorEpisode
 from mira_memory.msg import ToolResult
 from mira_memory.srv import RecallMemory, Remember
 from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.clock import Clock, ClockType
-from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 from rclpy.task import Future
-
-UTTERANCE_TOPIC = 'operator/utterance'
-TOOL_RESULTS_TOPIC = 'cognition/tool_results'
-OBSERVATIONS_TOPIC = 'perception/observations'
 
 DEFAULT_CALL_TIMEOUT_SEC = 5.0
 SERVICE_POLL_SEC = 0.05
 # Logged (warning) when a remember call got no reply and is sent once more;
 # the demo reports these lines, since the resend answers applied/duplicate.
 REMEMBER_RESENT = 'sending the identical request once more'
-
-
-def _qos(durability, depth):
-    return QoSProfile(
-        history=HistoryPolicy.KEEP_LAST, depth=depth,
-        reliability=ReliabilityPolicy.RELIABLE, durability=durability)
-
-
-# Publishers keep recent history (transient local) so observers that join
-# late, such as a transcript, still see a whole run; subscribers choose.
-# Cognition's own utterance subscription is volatile: an operator's words are
-# events, and a restarted cognition must not act on old ones again.
-HISTORY_PUBLISHER_QOS = _qos(DurabilityPolicy.TRANSIENT_LOCAL, 1000)
-HISTORY_SUBSCRIBER_QOS = _qos(DurabilityPolicy.TRANSIENT_LOCAL, 1000)
-LIVE_SUBSCRIBER_QOS = _qos(DurabilityPolicy.VOLATILE, 1000)
 
 
 class MemoryTools:

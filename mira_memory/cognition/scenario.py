@@ -45,9 +45,10 @@ import secrets
 import tomllib
 from typing import Optional
 
-# Ids end up in memory provenance labels ("episode <id> turn <id>"), where
-# whitespace would let two turns share one label.
-_ID = re.compile(r'[A-Za-z0-9][A-Za-z0-9_.-]{0,63}')
+from mira_memory.wire import ID_PATTERN
+
+# The id rule of the topics (wire.py): ids end up in provenance labels.
+_ID = ID_PATTERN
 _TOKEN = re.compile(r'[a-z][a-z0-9_]{0,63}')
 # A run id: UTC start time to the second plus 24 random bits, e.g.
 # 20261201T000327Z-3f9a1c. The time makes provenance labels readable; the
@@ -172,11 +173,6 @@ class Scenario:
             autonomous_episode_id(trigger.id, observation.id)
             for observation in self.observations
             for trigger in self.triggers_for(observation.label, observation.entity_name))
-
-
-def is_valid_id(text):
-    """Return True when text may be an episode, turn, observation or trigger id."""
-    return isinstance(text, str) and _ID.fullmatch(text) is not None
 
 
 def new_run_id(now=None):

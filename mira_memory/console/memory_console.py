@@ -37,9 +37,9 @@ import shlex
 import sys
 import time
 
-from mira_memory import clients
 from mira_memory.core import store
 from mira_memory.msg import MemoryLink
+from mira_memory.ros import clients
 from mira_memory.srv import AdminAdd, AdminAliasAdd, AdminEntityAdd, AdminEntityFind
 from mira_memory.srv import AdminBackup, AdminExport, AdminForget, AdminRetire
 from mira_memory.srv import AdminFind, AdminList, AdminShow, AdminStatus

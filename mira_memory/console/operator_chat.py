@@ -37,11 +37,13 @@ import secrets
 import sys
 import time
 
-from mira_memory import console, node_runner, parameters
-from mira_memory.cognition import UTTERANCE_TOPIC
+from mira_memory.console import memory_console as console
 from mira_memory.msg import ToolResult
-from mira_memory.operator_topics import (
+from mira_memory.ros import node_runner
+from mira_memory.ros import parameters
+from mira_memory.ros.operator_topics import (
     absolute_node_name, OperatorTopics, SPIN_STEP_SEC, spin_until)
+from mira_memory.wire import UTTERANCE_TOPIC
 import rclpy
 from rclpy.executors import SingleThreadedExecutor
 from rclpy.node import Node

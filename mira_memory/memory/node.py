@@ -51,18 +51,21 @@ import sys
 import threading
 import time
 
-from mira_memory import diagnostics, node_runner, parameters, responses
-from mira_memory.cognition import LIVE_SUBSCRIBER_QOS, UTTERANCE_TOPIC
-from mira_memory.copy_worker import CopyWorker
 from mira_memory.core import admission, archive, config, health, normalize, ownership, recall
 from mira_memory.core import store, turns
 from mira_memory.core.normalize import has_forbidden_characters
 from mira_memory.core.turn_proposals import TurnProposalLog
+from mira_memory.memory import responses
+from mira_memory.memory.copy_worker import CopyWorker
 from mira_memory.msg import OperatorUtterance
+from mira_memory.ros import diagnostics
+from mira_memory.ros import node_runner
+from mira_memory.ros import parameters
 from mira_memory.srv import AdminAdd, AdminAliasAdd, AdminEntityAdd, AdminEntityFind
 from mira_memory.srv import AdminBackup, AdminExport, AdminForget, AdminRetire
 from mira_memory.srv import AdminFind, AdminList, AdminShow, AdminStatus
 from mira_memory.srv import RecallMemory, Remember
+from mira_memory.wire import LIVE_SUBSCRIBER_QOS, UTTERANCE_TOPIC
 from rcl_interfaces.msg import SetParametersResult
 from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.clock import Clock, ClockType

@@ -25,8 +25,8 @@ describes (here the database path), values as key/value strings.
 
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from mira_memory.core import health
+from mira_memory.wire import DIAGNOSTICS_DEPTH, DIAGNOSTICS_TOPIC
 
-TOPIC = '/diagnostics'
 PERIOD_SEC = 1.0
 
 _LEVELS = {
@@ -55,7 +55,8 @@ class DiagnosticsPublisher:
         self._name = f'{node.get_name()}: {task}'
         self._hardware_id = hardware_id
         self._report = report
-        self._publisher = node.create_publisher(DiagnosticArray, TOPIC, 10)
+        self._publisher = node.create_publisher(
+            DiagnosticArray, DIAGNOSTICS_TOPIC, DIAGNOSTICS_DEPTH)
         self._timer = node.create_timer(period_sec, self.publish)
 
     def publish(self):

@@ -24,9 +24,9 @@ is that shared part; each tool keeps what it does with the results.
 
 import time
 
-from mira_memory.cognition import (
-    HISTORY_PUBLISHER_QOS, HISTORY_SUBSCRIBER_QOS, TOOL_RESULTS_TOPIC, UTTERANCE_TOPIC)
 from mira_memory.msg import OperatorUtterance, ToolResult
+from mira_memory.wire import (
+    HISTORY_PUBLISHER_QOS, HISTORY_SUBSCRIBER_QOS, TOOL_RESULTS_TOPIC, UTTERANCE_TOPIC)
 
 SPIN_STEP_SEC = 0.05
 

@@ -24,7 +24,7 @@ type it needs, so the node logs one line and exits 1. The sentence does not
 repeat the value given.
 """
 
-from mira_memory.node_runner import StartupError
+from mira_memory.ros.node_runner import StartupError
 from rcl_interfaces.msg import ParameterDescriptor, ParameterType
 from rclpy.exceptions import InvalidParameterTypeException
 

@@ -30,13 +30,15 @@ followed by an end-of-episode marker (outcome episode_complete).
 
 import sys
 
-from mira_memory import node_runner, parameters
-from mira_memory import scenario as scenario_file
-from mira_memory.cognition import (
-    DEFAULT_CALL_TIMEOUT_SEC, EpisodeRunner, HISTORY_PUBLISHER_QOS, HISTORY_SUBSCRIBER_QOS,
-    MemoryTools, OBSERVATIONS_TOPIC, SerialQueue, tool_result, TOOL_RESULTS_TOPIC)
-from mira_memory.core.episodes import AutonomousEpisode
+from mira_memory.cognition import scenario as scenario_file
+from mira_memory.cognition.episodes import AutonomousEpisode
+from mira_memory.cognition.runner import (
+    DEFAULT_CALL_TIMEOUT_SEC, EpisodeRunner, MemoryTools, SerialQueue, tool_result)
 from mira_memory.msg import Observation, ToolResult
+from mira_memory.ros import node_runner
+from mira_memory.ros import parameters
+from mira_memory.wire import (
+    HISTORY_PUBLISHER_QOS, HISTORY_SUBSCRIBER_QOS, OBSERVATIONS_TOPIC, TOOL_RESULTS_TOPIC)
 from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.node import Node
 

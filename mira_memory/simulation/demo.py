@@ -17,7 +17,7 @@ The simulation demo: the whole scenario against a real memory node and database.
 
     simulation_demo [--workdir DIR] [--keep] [--scenario FILE] [--timeout SEC]
 
-It starts the simulation's processes exactly as mira_memory.simulation
+It starts the simulation's processes exactly as mira_memory.simulation.nodes
 describes them (the launch file's nodes and parameters), prints a transcript
 as the run happens (operator utterances, the model's tool calls with their
 arguments, the results, the acknowledgement, observations and autonomous
@@ -41,14 +41,16 @@ import pathlib
 import sys
 import time
 
-from mira_memory import clients, node_runner
-from mira_memory import scenario as scenario_file
-from mira_memory import simulation
-from mira_memory.cognition import HISTORY_SUBSCRIBER_QOS, OBSERVATIONS_TOPIC, REMEMBER_RESENT
-from mira_memory.cognition import TOOL_RESULTS_TOPIC
+from mira_memory.cognition import scenario as scenario_file
+from mira_memory.cognition.runner import REMEMBER_RESENT
 from mira_memory.core import recall
 from mira_memory.msg import Observation, ToolResult
+from mira_memory.ros import clients
+from mira_memory.ros import node_runner
+from mira_memory.simulation import nodes as simulation
 from mira_memory.srv import AdminEntityFind, AdminStatus, RecallMemory
+from mira_memory.wire import HISTORY_SUBSCRIBER_QOS, OBSERVATIONS_TOPIC
+from mira_memory.wire import TOOL_RESULTS_TOPIC
 import rclpy
 from rclpy.context import Context
 from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor

@@ -41,10 +41,12 @@ without a marker before its deadline, a parameter of the wrong type) exits 1.
 import sys
 import time
 
-from mira_memory import clients, node_runner, parameters
-from mira_memory import scenario as scenario_file
+from mira_memory.cognition import scenario as scenario_file
 from mira_memory.msg import ToolResult
-from mira_memory.operator_topics import absolute_node_name, OperatorTopics, spin_until
+from mira_memory.ros import clients
+from mira_memory.ros import node_runner
+from mira_memory.ros import parameters
+from mira_memory.ros.operator_topics import absolute_node_name, OperatorTopics, spin_until
 from mira_memory.srv import AdminAliasAdd, AdminEntityAdd, AdminEntityFind
 import rclpy
 from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor

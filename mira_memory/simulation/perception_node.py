@@ -28,11 +28,12 @@ memory.
 
 import sys
 
-from mira_memory import node_runner, parameters
-from mira_memory import scenario as scenario_file
-from mira_memory.cognition import (
-    HISTORY_PUBLISHER_QOS, HISTORY_SUBSCRIBER_QOS, OBSERVATIONS_TOPIC, TOOL_RESULTS_TOPIC)
+from mira_memory.cognition import scenario as scenario_file
 from mira_memory.msg import Observation, ToolResult
+from mira_memory.ros import node_runner
+from mira_memory.ros import parameters
+from mira_memory.wire import (
+    HISTORY_PUBLISHER_QOS, HISTORY_SUBSCRIBER_QOS, OBSERVATIONS_TOPIC, TOOL_RESULTS_TOPIC)
 from rclpy.node import Node
 
 

@@ -34,7 +34,7 @@ from launch.launch_description_sources import PythonLaunchDescriptionSource
 import launch_testing
 import launch_testing.actions
 import launch_testing.asserts
-from mira_memory import clients
+from mira_memory.ros import clients
 from mira_memory.srv import AdminEntityAdd, AdminStatus, RecallMemory
 import pytest
 import rclpy

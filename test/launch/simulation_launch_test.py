@@ -34,9 +34,9 @@ from launch.launch_description_sources import PythonLaunchDescriptionSource
 import launch_testing
 import launch_testing.actions
 import launch_testing.asserts
-from mira_memory import scenario
-from mira_memory.cognition import HISTORY_SUBSCRIBER_QOS
+from mira_memory.cognition import scenario
 from mira_memory.msg import ToolResult
+from mira_memory.wire import HISTORY_SUBSCRIBER_QOS
 import pytest
 import rclpy
 from rclpy.executors import SingleThreadedExecutor

@@ -22,9 +22,9 @@ services, deadlines and processes are covered by test_simulation.py.
 
 import json
 
-from mira_memory.cognition import acknowledgement, EpisodeRunner
-from mira_memory.core.episodes import AutonomousEpisode, OperatorEpisode, WorkingMemory
-from mira_memory.scenario import ToolCall
+from mira_memory.cognition.episodes import AutonomousEpisode, OperatorEpisode, WorkingMemory
+from mira_memory.cognition.runner import acknowledgement, EpisodeRunner
+from mira_memory.cognition.scenario import ToolCall
 from mira_memory.srv import RecallMemory, Remember
 import pytest
 

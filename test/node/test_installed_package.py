@@ -29,7 +29,7 @@ import pytest
 
 pytestmark = pytest.mark.ros
 
-SOURCE_PACKAGE = pathlib.Path(__file__).resolve().parents[1] / 'mira_memory'
+SOURCE_PACKAGE = pathlib.Path(__file__).resolve().parents[2] / 'mira_memory'
 
 
 def test_mira_memory_is_the_installed_package_with_its_interfaces():

@@ -28,6 +28,6 @@ pytestmark = pytest.mark.ros  # operator_topics imports the generated messages
     ('robot/memory', '/', '/robot/memory', ('/robot', 'memory')),
 ])
 def test_node_names_resolve_in_the_own_namespace(name, namespace, absolute, split):
-    from mira_memory.operator_topics import absolute_node_name, split_node_name
+    from mira_memory.ros.operator_topics import absolute_node_name, split_node_name
     assert absolute_node_name(name, namespace) == absolute
     assert split_node_name(name, namespace) == split

@@ -31,7 +31,7 @@ import pytest
 
 pytestmark = pytest.mark.ros
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 SERIES = {
     'trigger': 'ok',
     'trigger_after_turn': 'ok',

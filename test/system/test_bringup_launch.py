@@ -26,7 +26,7 @@ import py_compile
 
 import pytest
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 BRINGUP = ROOT / 'launch' / 'bringup.launch.py'
 ARGUMENTS = {'namespace', 'robot_profile', 'database_path', 'enabled', 'log_level',
              'params_file'}
@@ -126,7 +126,7 @@ def test_example_toml_resolves_against_its_directory():
     assert settings.database_path == ROOT / 'config' / '..' / 'data' / 'mira-memory.sqlite3'
 
 
-# The launch files' shared helpers (mira_memory.launching) ------------------------
+# The launch files' shared helpers (mira_memory.ros.launching) ------------------------
 
 
 def test_bringup_stops_the_whole_launch_when_the_memory_node_fails():
@@ -140,7 +140,7 @@ def test_bringup_stops_the_whole_launch_when_the_memory_node_fails():
 
 def test_a_failed_node_ends_the_launch_with_a_clear_error():
     from types import SimpleNamespace
-    from mira_memory import launching
+    from mira_memory.ros import launching
     failed = SimpleNamespace(returncode=1, process_name='memory_node-1')
     with pytest.raises(launching.NodeFailed, match=r'memory_node-1 exited with code 1 .*'
                                                    r'shutting the whole launch down'):
@@ -150,7 +150,7 @@ def test_a_failed_node_ends_the_launch_with_a_clear_error():
 
 
 def test_simulation_refuses_a_relative_database_path(monkeypatch, tmp_path):
-    from mira_memory import launching
+    from mira_memory.ros import launching
     monkeypatch.setenv('HOME', str(tmp_path))
     with pytest.raises(ValueError, match='must be an absolute path'):
         launching.absolute_database_path('rel.sqlite3')

@@ -18,7 +18,7 @@ Clients still get their answer when the first reply is lost.
 A real rclpy server process (drop_first_server.py) leaves the first request
 of chosen services unanswered, as if DDS had dropped the reply. The test
 client, the console and the operator source - all waiting through
-mira_memory.clients.call - resend a read-only or idempotent request once and
+mira_memory.ros.clients.call - resend a read-only or idempotent request once and
 get the answer; a write that is not idempotent is sent exactly once.
 """
 
@@ -28,13 +28,13 @@ import sys
 import time
 import warnings
 
-from mira_memory import node_runner
+from mira_memory.ros import node_runner
 import pytest
 from rosutil import executable, NodeProcess, unique_namespace
 
 pytestmark = pytest.mark.ros
 
-SERVER = pathlib.Path(__file__).with_name('drop_first_server.py')
+SERVER = pathlib.Path(__file__).resolve().parents[1] / 'drop_first_server.py'
 
 
 class DropFirstServer:
@@ -123,7 +123,7 @@ def test_a_remember_resent_during_a_slow_store_failure_answers_what_the_resend_d
 
 
 def test_a_write_that_is_not_idempotent_is_sent_once(ros, server):
-    from mira_memory import clients
+    from mira_memory.ros import clients
     from mira_memory.srv import AdminEntityAdd
     drop = server('admin/entity_add')
     client = ros.client(AdminEntityAdd, f'{drop.prefix}/admin/entity_add')

@@ -20,7 +20,8 @@ import re
 import subprocess
 import threading
 
-from mira_memory import console, srv
+from mira_memory import srv
+from mira_memory.console import memory_console as console
 import pytest
 from rosutil import executable, unique_namespace
 

@@ -28,7 +28,7 @@ import pytest
 
 pytestmark = pytest.mark.ros
 
-LAUNCH_TEST_DIR = pathlib.Path(__file__).resolve().parent / 'launch'
+LAUNCH_TEST_DIR = pathlib.Path(__file__).resolve().parents[1] / 'launch'
 # Generous: the simulation scenario runs several real processes on a 2-core machine.
 LAUNCH_TEST_TIMEOUT = 300
 

@@ -25,7 +25,9 @@ import subprocess
 import time
 
 from memory_services import MemoryServices, remember_request
-from mira_memory import console, offline_tools, srv
+from mira_memory import srv
+from mira_memory.console import memory_console as console
+from mira_memory.console import offline_tools
 from mira_memory.core import archive, ownership, schema
 from mira_memory.core.admission import Proposal, TurnContext
 import pytest

@@ -31,9 +31,10 @@ import sys
 import chat_server
 from chat_server import ChatServer, Status, text, tool_calls
 from memory_services import MemoryServices, unique
-from mira_memory.cognition import HISTORY_SUBSCRIBER_QOS
-from mira_memory.core import chat, tools
+from mira_memory.cognition import chat
+from mira_memory.cognition import tools
 from mira_memory.msg import OperatorUtterance, ToolResult
+from mira_memory.wire import HISTORY_SUBSCRIBER_QOS
 import pytest
 from rosutil import executable, NodeProcess
 
@@ -317,7 +318,7 @@ def test_scripted_is_the_default_model(tmp_path):
     assert process.wait(timeout=WAIT) == 1
     assert 'parameter scenario_file is required' in process.output()
     # The scripted path never loads the openai package.
-    code = ('import sys; import mira_memory.cognition_node; '
+    code = ('import sys; import mira_memory.cognition.node; '
             'print("openai" in sys.modules)')
     loaded = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True,
                             cwd=tmp_path)

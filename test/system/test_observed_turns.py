@@ -25,8 +25,8 @@ import re
 import time
 
 from memory_services import MemoryServices, rcl_msg, rcl_srv, srv, start_enabled_node
-from mira_memory import responses
 from mira_memory.core import turns
+from mira_memory.memory import responses
 import pytest
 from rosutil import NodeProcess, unique_namespace
 

@@ -215,7 +215,7 @@ def test_diagnostics_of_a_disabled_node(memory_node, ros):
 def node_in_process(tmp_path):
     import rclpy
     from rclpy.parameter import Parameter
-    from mira_memory.memory_node import MemoryNode
+    from mira_memory.memory.node import MemoryNode
     context = rclpy.Context()
     rclpy.init(context=context)
     database = tmp_path / 'db' / 'memory.sqlite3'

@@ -20,7 +20,7 @@ that a denied call is refused (README, "Trust"). What can be checked is the
 policy itself: it parses in the SROS2 policy format, it has one enclave per
 simulation process (plus the console), and each enclave allows exactly the
 topics and services that process creates in the live ROS graph when the
-simulation runs from mira_memory.simulation, the description the launch file
+simulation runs from mira_memory.simulation.nodes, the description the launch file
 uses. Neither side is written down twice.
 """
 
@@ -29,10 +29,10 @@ import pathlib
 import time
 import xml.etree.ElementTree as ElementTree
 
-from mira_memory import simulation
+from mira_memory.simulation import nodes as simulation
 import pytest
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 POLICY = ROOT / 'config' / 'security' / 'mira.policy.xml'
 POLICY_NAMESPACE = '/mira'
 CONSOLE_ENCLAVE = '/mira/console'

@@ -13,7 +13,7 @@
 # limitations under the License.
 
 """
-The simulation end to end, as real processes started from mira_memory.simulation.
+The simulation end to end, as real processes started from mira_memory.simulation.nodes.
 
 The nodes, names and parameters are the ones launch/simulation.launch.py
 starts (both read simulation.simulation_nodes); only the namespace and the
@@ -25,11 +25,14 @@ import pathlib
 import re
 import subprocess
 
-from mira_memory import demo, scenario, simulation
-from mira_memory.cognition import HISTORY_SUBSCRIBER_QOS, REMEMBER_RESENT
+from mira_memory.cognition import scenario
+from mira_memory.cognition.runner import REMEMBER_RESENT
 from mira_memory.msg import MemoryLink, OperatorUtterance, ToolResult
+from mira_memory.simulation import demo
+from mira_memory.simulation import nodes as simulation
 from mira_memory.srv import AdminAdd, AdminEntityAdd, AdminFind, AdminShow, AdminStatus
 from mira_memory.srv import RecallMemory, Remember, WorkingMemoryClear, WorkingMemoryShow
+from mira_memory.wire import HISTORY_SUBSCRIBER_QOS
 import pytest
 from rclpy.node import NodeNameNonExistentError
 from rosutil import unique_namespace
@@ -529,7 +532,8 @@ def test_clearing_working_memory_leaves_persistent_memory(demo_run):
 
 
 def test_console_memory_and_memory_clear(demo_run):
-    pytest.importorskip('mira_memory.console', reason='the console is not built yet')
+    pytest.importorskip('mira_memory.console.memory_console',
+                        reason='the console is not built yet')
     say(demo_run, 'console', 't1', 'Hello from the console test.')
     command = [simulation.executable_path('memory_console'),
                '--cognition-node', f'{demo_run.namespace}/cognition', '--timeout', '60']

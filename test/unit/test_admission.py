@@ -137,7 +137,7 @@ def run_case(store, case):
 
 
 def srv_constants(prefix):
-    srv = pathlib.Path(__file__).resolve().parents[1] / 'srv' / 'Remember.srv'
+    srv = pathlib.Path(__file__).resolve().parents[2] / 'srv' / 'Remember.srv'
     return [line.split('=', 1)[1] for line in srv.read_text().splitlines()
             if line.startswith('string ' + prefix)]
 

@@ -22,7 +22,7 @@ import sys
 
 import pytest
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 # What the script needs besides its three prerequisites, up to the checks.
 SHELL_TOOLS = ('bash', 'dirname')
 

@@ -27,14 +27,15 @@ from types import SimpleNamespace
 
 import chat_server
 from chat_server import ChatServer, Hang, Raw, refusal, Status, text, tool_calls
-from mira_memory.core import chat, tools
-from mira_memory.core.episodes import Allowed, OperatorEpisode
+from mira_memory.cognition import chat
+from mira_memory.cognition import tools
+from mira_memory.cognition.episodes import Allowed, OperatorEpisode
 import pytest
 
 pytest.importorskip('openai', reason='the openai package is not installed (tools/bootstrap '
                     'installs it); the scripted model does not need it')
 
-PROMPT = (pathlib.Path(__file__).resolve().parents[1] / 'config' / 'model' /
+PROMPT = (pathlib.Path(__file__).resolve().parents[2] / 'config' / 'model' /
           'system_prompt.md')
 UTTERANCE = 'Ada Lovelace prefers green tea.'
 REMEMBER_ARGS = {

@@ -16,14 +16,14 @@
 
 import json
 
+from mira_memory.cognition.episodes import (
+    AcquisitionBudget, Allowed, AutonomousEpisode, OperatorEpisode, Refused, RememberRequest,
+    WorkingMemory)
+from mira_memory.cognition.tools import (
+    parse_recall_arguments, parse_remember_arguments, RECALL_MEMORY_TOOL, recall_result_text,
+    RecallArguments, refused_text, remember_result_text, REMEMBER_TOOL, ToolArgumentError,
+    tools_for_episode)
 from mira_memory.core.admission import Proposal
-from mira_memory.core.episodes import (
-    AcquisitionBudget, Allowed, AutonomousEpisode, OperatorEpisode, Refused,
-    RememberRequest, WorkingMemory)
-from mira_memory.core.tools import (
-    parse_recall_arguments, parse_remember_arguments, RECALL_MEMORY_TOOL,
-    recall_result_text, RecallArguments, refused_text, remember_result_text,
-    REMEMBER_TOOL, ToolArgumentError, tools_for_episode)
 import pytest
 
 SECRET = 'Zyxwv-sentinel'

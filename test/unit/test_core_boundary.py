@@ -19,7 +19,7 @@ import pathlib
 import subprocess
 import sys
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 CORE = ROOT / 'mira_memory' / 'core'
 FORBIDDEN = ('rclpy', 'rosidl', 'rcl_interfaces', 'std_srvs', 'launch',
              'mira_memory.msg', 'mira_memory.srv')

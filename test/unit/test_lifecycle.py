@@ -23,7 +23,7 @@ import sys
 
 from admission_cases import context, FACT, FACT_CONTEXT
 from conftest import fixed_clock
-from mira_memory import offline_tools
+from mira_memory.console import offline_tools
 from mira_memory.core import archive, schema
 from mira_memory.core.admission import admit
 from mira_memory.core.store import BusyError, InvalidInputError, MemoryStore, NewMemory

@@ -21,7 +21,7 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 PYTHON_DIRS = ('mira_memory', 'test', 'launch', 'bench', 'scripts', 'tools')
 HEADER = (ROOT / 'mira_memory' / 'core' / '__init__.py').read_text().splitlines()[:13]
 

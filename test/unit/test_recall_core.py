@@ -68,7 +68,7 @@ def add_people_sharing_alias(store, count, alias='Sam'):
 
 
 def srv_constants(prefix):
-    srv = pathlib.Path(__file__).resolve().parents[1] / 'srv' / 'RecallMemory.srv'
+    srv = pathlib.Path(__file__).resolve().parents[2] / 'srv' / 'RecallMemory.srv'
     return tuple(line.split('=', 1)[1] for line in srv.read_text().splitlines()
                  if line.startswith('string ' + prefix))
 

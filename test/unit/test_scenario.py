@@ -16,10 +16,12 @@
 
 import pathlib
 
-from mira_memory import scenario, simulation
+from mira_memory import wire
+from mira_memory.cognition import scenario
+from mira_memory.simulation import nodes as simulation
 import pytest
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 DEMO = ROOT / 'config' / 'scenarios' / 'demo.toml'
 
 MINIMAL = """
@@ -70,7 +72,7 @@ def test_episode_ids_are_run_id_and_episode_name_and_map_back():
     assert episode_id == f'{run_id}-e1.morning-2'
     assert len(run_id) == scenario.RUN_ID_LENGTH
     assert scenario.episode_name(episode_id) == 'e1.morning-2'
-    assert scenario.is_valid_id(scenario.operator_episode_id(run_id, 'e' * 40))
+    assert wire.is_valid_id(scenario.operator_episode_id(run_id, 'e' * 40))
 
 
 def test_two_runs_never_share_an_episode_id():
