@@ -72,22 +72,12 @@ def resendable(client):
     return client.srv_type.__name__ in RESENDABLE_SERVICE_TYPES
 
 
-def wait_until(executor, condition, deadline):
-    """Spin executor until condition() holds; False once the monotonic deadline passed."""
-    while not condition():
-        remaining = deadline - time.monotonic()
-        if remaining <= 0 or not executor.context.ok():
-            return False
-        executor.spin_once(timeout_sec=min(remaining, SPIN_STEP_SEC))
-    return True
-
-
 def call(executor, client, request, deadline, *, resend=None):
     """
     Send request and return its response, or None when none came by deadline.
 
     deadline is a time.monotonic() value; the service should already be
-    available (see wait_until with client.service_is_ready). resend=None
+    available (client.service_is_ready()). resend=None
     resends once when the service type is resendable(); True or False decides
     explicitly (which reply answers a resent call: see the module docstring).
     Call it outside any callback: it spins executor, whose node owns client.
