@@ -1,17 +1,4 @@
-# Copyright 2026 mira_memory developers
-#
-# Licensed under the Apache License, Version 2.0 (the "License");
-# you may not use this file except in compliance with the License.
-# You may obtain a copy of the License at
-#
-#     http://www.apache.org/licenses/LICENSE-2.0
-#
-# Unless required by applicable law or agreed to in writing, software
-# distributed under the License is distributed on an "AS IS" BASIS,
-# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
-# See the License for the specific language governing permissions and
-# limitations under the License.
-
+# SPDX-License-Identifier: Apache-2.0
 """
 The memory node in operation, as real processes.
 
@@ -212,30 +199,26 @@ def test_diagnostics_of_a_disabled_node(memory_node, ros):
 
 
 @pytest.fixture
-def node_in_process(tmp_path):
-    import rclpy
-    from rclpy.parameter import Parameter
-    from mira_memory.memory.node import MemoryNode
-    context = rclpy.Context()
-    rclpy.init(context=context)
+def memory_service(tmp_path):
+    # MemoryService: the node's handlers without a node, an executor or a context.
+    from mira_memory.core import config
+    from mira_memory.memory.service import MemoryService
     database = tmp_path / 'db' / 'memory.sqlite3'
-    node = MemoryNode(context=context, parameter_overrides=[
-        Parameter('enabled', value=True), Parameter('database_path', value=str(database)),
-        Parameter('robot_profile', value='Mira'),
-        Parameter('require_observed_turns', value=False)])
-    node.database_path = database
-    yield node
-    node.destroy_node()
-    rclpy.try_shutdown(context=context)
+    service = MemoryService(config.settings_from_parameters(True, str(database)),
+                            robot_profile=lambda: 'Mira')
+    service.database_path = database
+    yield service
+    service.close()
 
 
 def test_a_remember_committed_as_the_file_vanishes_is_not_acknowledged(
-        node_in_process, monkeypatch):
+        memory_service, monkeypatch):
     from mira_memory.core import admission
-    node = node_in_process
-    add = node._admin_callback('entity_add', node._admin_entity_add)
-    added = add(srv.AdminEntityAdd.Request(entity_type='person', canonical_name='Ada Lovelace'),
-                srv.AdminEntityAdd.Response())
+    service = memory_service
+    added = service.admin(
+        'entity_add',
+        srv.AdminEntityAdd.Request(entity_type='person', canonical_name='Ada Lovelace'),
+        srv.AdminEntityAdd.Response())
     assert added.success, added.message
     admit = admission.admit
     committed = []
@@ -243,7 +226,7 @@ def test_a_remember_committed_as_the_file_vanishes_is_not_acknowledged(
     def admit_then_vanish(*args, **kwargs):
         result = admit(*args, **kwargs)
         committed.append(result)
-        os.unlink(node.database_path)
+        os.unlink(service.database_path)
         return result
 
     monkeypatch.setattr(admission, 'admit', admit_then_vanish)
@@ -251,54 +234,59 @@ def test_a_remember_committed_as_the_file_vanishes_is_not_acknowledged(
         episode_id='e1', turn_id='t1', utterance=UTTERANCE, kind='preference',
         subject='Ada Lovelace', predicate='prefers_drink', value='green tea',
         evidence=UTTERANCE.rstrip('.'))
-    # _on_remember is a coroutine (it may wait for the operator turn); its
-    # synchronous part, which this test is about, is _remember.
-    answer = node._remember(request)
+    # The node's remember callback is a coroutine (it may wait for the
+    # operator turn); its synchronous part, which this test is about, is
+    # MemoryService.remember.
+    answer = service.remember(request)
     assert [(result.status, result.outcome) for result in committed] == [('applied', 'created')]
     assert (answer.status, answer.reason, answer.memory_id) == (
         'rejected', 'backend_failure', None)
 
 
-def test_an_admin_write_committed_as_the_file_vanishes_is_not_acknowledged(node_in_process):
-    node = node_in_process
+def test_an_admin_write_committed_as_the_file_vanishes_is_not_acknowledged(memory_service):
+    service = memory_service
 
     def add_then_vanish(request, response):
-        node._admin_entity_add(request, response)
-        os.rename(node.database_path, node.database_path.with_name('moved.sqlite3'))
+        service.admin_entity_add(request, response)
+        os.rename(service.database_path, service.database_path.with_name('moved.sqlite3'))
 
-    add = node._admin_callback('entity_add', add_then_vanish)
-    answer = add(srv.AdminEntityAdd.Request(entity_type='person', canonical_name='Ada Lovelace'),
-                 srv.AdminEntityAdd.Response())
+    answer = service.admin(
+        'entity_add',
+        srv.AdminEntityAdd.Request(entity_type='person', canonical_name='Ada Lovelace'),
+        srv.AdminEntityAdd.Response(), handler=add_then_vanish)
     assert (answer.success, answer.error_code, answer.entity.id) == (
         False, 'backend_failure', '')
 
 
-def test_a_forget_drops_the_texts_the_node_keeps_in_memory(node_in_process):
+def test_a_forget_drops_the_texts_the_node_keeps_in_memory(memory_service):
     from mira_memory.core import normalize
-    node = node_in_process
-    add = node._admin_callback('entity_add', node._admin_entity_add)
-    added = add(srv.AdminEntityAdd.Request(entity_type='person', canonical_name='Ada Lovelace'),
-                srv.AdminEntityAdd.Response())
+    service = memory_service
+    added = service.admin(
+        'entity_add',
+        srv.AdminEntityAdd.Request(entity_type='person', canonical_name='Ada Lovelace'),
+        srv.AdminEntityAdd.Response())
     assert added.success, added.message
-    created = node._remember(srv.Remember.Request(
+    created = service.remember(srv.Remember.Request(
         episode_id='e1', turn_id='t1', utterance=UTTERANCE, kind='preference',
         subject='Ada Lovelace', predicate='prefers_drink', value='green tea',
         evidence=UTTERANCE.rstrip('.')))
     assert (created.status, created.outcome) == ('applied', 'created')
-    shown = node._recall.recall('Ada Lovelace')
+    shown = service.recall_cache.recall('Ada Lovelace')
     assert 'green tea' in shown.text
     # Admission folded the utterance and the evidence; recall kept its answer.
     assert normalize._folded_display.cache_info().currsize > 0
-    assert len(node._recall) == 1
-    forget = node._admin_callback('forget', node._admin_forget)
+    assert len(service.recall_cache) == 1
+
+    def forget(request, response):
+        return service.admin('forget', request, response)
     preview = forget(srv.AdminForget.Request(target=f'MEM{created.memory_id}', confirm=False),
                      srv.AdminForget.Response())
     assert preview.success, preview.message
     # A preview removes nothing, so it keeps what it kept.
-    assert len(node._recall) == 1
+    assert len(service.recall_cache) == 1
     forgotten = forget(srv.AdminForget.Request(target=f'MEM{created.memory_id}', confirm=True),
                        srv.AdminForget.Response())
     assert forgotten.success, forgotten.message
     assert normalize._folded_display.cache_info().currsize == 0
-    assert len(node._recall) == 0
-    assert 'green tea' not in node._recall.recall('Ada Lovelace').text
+    assert len(service.recall_cache) == 0
+    assert 'green tea' not in service.recall_cache.recall('Ada Lovelace').text
