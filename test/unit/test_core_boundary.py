@@ -1,18 +1,12 @@
-# Copyright 2026 mira_memory developers
-#
-# Licensed under the Apache License, Version 2.0 (the "License");
-# you may not use this file except in compliance with the License.
-# You may obtain a copy of the License at
-#
-#     http://www.apache.org/licenses/LICENSE-2.0
-#
-# Unless required by applicable law or agreed to in writing, software
-# distributed under the License is distributed on an "AS IS" BASIS,
-# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
-# See the License for the specific language governing permissions and
-# limitations under the License.
+# SPDX-License-Identifier: Apache-2.0
+"""
+The ROS-free modules stay ROS-free, and the core imports nothing above it.
 
-"""The ROS-free core stays ROS-free: no rclpy, no rosidl, no generated interfaces."""
+ROS-free: mira_memory/core/ (the memory domain), cognition's library
+(episodes, tools, chat, scenario) and wire's id rule: no rclpy, no rosidl,
+no generated interfaces. The core imports no other layer of the package
+(ros/, memory/, cognition/, console/, simulation/, wire).
+"""
 
 import ast
 import pathlib
@@ -20,9 +14,19 @@ import subprocess
 import sys
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
-CORE = ROOT / 'mira_memory' / 'core'
+PACKAGE = ROOT / 'mira_memory'
+CORE = PACKAGE / 'core'
+# Cognition's ROS-free library; cognition/runner.py and node.py are its ROS side.
+COGNITION_LIBRARY = ('episodes', 'tools', 'chat', 'scenario')
 FORBIDDEN = ('rclpy', 'rosidl', 'rcl_interfaces', 'std_srvs', 'launch',
              'mira_memory.msg', 'mira_memory.srv')
+ABOVE_CORE = ('mira_memory.ros', 'mira_memory.memory', 'mira_memory.cognition',
+              'mira_memory.console', 'mira_memory.simulation', 'mira_memory.wire')
+
+
+def _ros_free_sources():
+    return sorted(CORE.glob('*.py')) + [
+        PACKAGE / 'cognition' / f'{name}.py' for name in COGNITION_LIBRARY]
 
 
 def _imported_modules(path):
@@ -38,8 +42,8 @@ def _imported_modules(path):
                 yield module
 
 
-def _is_forbidden(module):
-    return any(module == name or module.startswith(name + '.') for name in FORBIDDEN)
+def _is_forbidden(module, names=FORBIDDEN):
+    return any(module == name or module.startswith(name + '.') for name in names)
 
 
 def test_core_modules_exist():
@@ -47,12 +51,22 @@ def test_core_modules_exist():
     assert {'normalize', 'store', 'admission', 'recall'} <= names
 
 
-def test_core_source_imports_no_ros():
+def test_ros_free_sources_import_no_ros():
+    offenders = {
+        str(path.relative_to(ROOT)): module
+        for path in _ros_free_sources()
+        for module in _imported_modules(path)
+        if _is_forbidden(module)
+    }
+    assert offenders == {}
+
+
+def test_core_imports_nothing_above_it():
     offenders = {
         str(path.relative_to(ROOT)): module
         for path in CORE.glob('*.py')
         for module in _imported_modules(path)
-        if _is_forbidden(module)
+        if _is_forbidden(module, ABOVE_CORE)
     }
     assert offenders == {}
 
@@ -65,14 +79,18 @@ def test_checker_catches_a_ros_import(tmp_path):
         'mira_memory.srv', 'rclpy.node']
 
 
-def test_importing_core_loads_no_ros_module():
-    # Also at run time: import every core module in a fresh interpreter from
-    # the source tree and list what got loaded.
+def test_importing_the_ros_free_modules_loads_no_ros_module():
+    # Also at run time: import every core module, cognition's library and
+    # wire (whose QoS profiles load rclpy only when used) in a fresh
+    # interpreter from the source tree and list what got loaded.
     code = (
         'import importlib, pkgutil, sys\n'
         'import mira_memory.core as core\n'
         'for info in pkgutil.iter_modules(core.__path__):\n'
         '    importlib.import_module("mira_memory.core." + info.name)\n'
+        f'for name in {COGNITION_LIBRARY!r}:\n'
+        '    importlib.import_module("mira_memory.cognition." + name)\n'
+        'import mira_memory.wire\n'
         f'bad = sorted(m for m in sys.modules if m.split(".")[0] in {FORBIDDEN!r}\n'
         '             or m in ("mira_memory.msg", "mira_memory.srv"))\n'
         'print(",".join(bad))\n')
