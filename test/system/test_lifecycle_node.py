@@ -17,9 +17,9 @@ from mira_memory.console import offline_tools
 from mira_memory.core import archive, ownership, schema
 from mira_memory.core.admission import Proposal, TurnContext
 import pytest
+from raw_scan import raw_hits
 from rosutil import executable
 from schema_v1 import make_version_1_database
-from test_lifecycle import raw_hits
 
 pytestmark = pytest.mark.ros
 

@@ -15,6 +15,7 @@ from mira_memory.core.admission import admit
 from mira_memory.core.store import BusyError, InvalidInputError, MemoryStore, NewMemory
 from mira_memory.core.store import NotFoundError, TargetExistsError
 import pytest
+from raw_scan import raw_hits
 from schema_v1 import make_version_1_database
 
 # Distinctive strings for the raw-byte scans: one per stored field.
@@ -23,25 +24,6 @@ SECRET_ALIAS = 'Quenny Vexmarrow'
 SECRET_SUMMARY = 'Zorblatt hides the plumbix key'
 SECRET_VALUE = 'plumbix key under the gazebo'
 SECRET_PAYLOAD_ONLY = 'Xyloquartz ledger'
-
-
-def database_files(path):
-    """Return every file of the database: main, -wal and -shm (those that exist)."""
-    return [candidate for candidate in (path, path.with_name(path.name + '-wal'),
-                                        path.with_name(path.name + '-shm'))
-            if candidate.exists()]
-
-
-def raw_hits(path, secrets):
-    """Return (file name, secret) for each secret found in any database file, any case."""
-    hits = []
-    for candidate in database_files(path):
-        data = candidate.read_bytes()
-        for secret in secrets:
-            for form in {secret, secret.casefold(), secret.upper()}:
-                if form.encode('utf-8') in data:
-                    hits.append((candidate.name, form))
-    return hits
 
 
 def add_secret_entity(store):
