@@ -14,7 +14,7 @@ One turn, as run_turn does it:
 1. The request: the system prompt (config/model/system_prompt.md) with the
    bounded working memory appended, then the operator utterance as the user
    message, and the episode's tools in chat-completions form, each generated
-   from the one strict definition in core/tools.py.
+   from the one strict definition in cognition/tools.py.
 2. A reply with tool calls: the calls run in order (unknown tools, malformed
    or extra arguments and a second remember are answered by the episode's
    refusals, which go back to the model like any result); every result goes
@@ -42,7 +42,7 @@ REPLIED = ''
 MODEL_UNAVAILABLE = 'model_unavailable'
 MODEL_REFUSAL = 'model_refusal'
 EMPTY_REPLY = 'empty_reply'
-# TOOL_ROUND_LIMIT (from core/tools.py): a reply with tool calls after the last round.
+# TOOL_ROUND_LIMIT (from cognition/tools.py): a reply with tool calls after the last round.
 
 # Why the model is unavailable (logged; the operator gets one sentence).
 TIMEOUT = 'timeout'
@@ -112,7 +112,7 @@ class TurnResult:
 
 def chat_completion_tool(tool):
     """
-    Return a core/tools.py definition in chat-completions form.
+    Return a cognition/tools.py definition in chat-completions form.
 
     The definition is the flat form ({type, name, description, strict,
     parameters}); chat completions nest the same fields under "function".

@@ -11,7 +11,7 @@ episode). Turns run strictly one at a time in arrival order. Parameter
 - scripted (default): the scenario file lists, for each (episode, turn), the
   tool calls the model makes; an unscripted turn gets no tool call.
 - openai_compatible: an OpenAI-compatible chat-completions server
-  (core/chat.py runs the turn; docs/model.md). Its final text goes out as the
+  (cognition/chat.py runs the turn; docs/model.md). Its final text goes out as the
   end-of-turn marker's reply and into working memory. The blocking HTTP
   request runs in a worker thread, so the executor keeps serving meanwhile.
 

@@ -3,5 +3,5 @@
 The ROS-free core of mira_memory: store, normalization, admission, recall.
 
 Nothing in this package imports rclpy or the generated interfaces; the nodes
-wrap it. test/test_core_boundary.py keeps that true.
+wrap it. test/unit/test_core_boundary.py keeps that true.
 """

@@ -5,7 +5,7 @@ The memory node's health, ROS-free: what its 1 Hz diagnostics report.
 The node records every recall and remember (handling time, failure or
 not), keeps row counts up to date and says when the database file left
 its path; report() turns that into one level (OK / WARN / ERROR), a
-message and ordered key/value pairs, which mira_memory/diagnostics.py
+message and ordered key/value pairs, which mira_memory/ros/diagnostics.py
 publishes as a diagnostic_msgs/DiagnosticStatus.
 
 Counts are cheap by construction: one full count at startup (0.2-0.6 s at

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
 """
-core/chat.py through the real openai client over real HTTP, against a scripted server.
+cognition/chat.py through the real openai client over real HTTP, against a scripted server.
 
 No ROS here: the tool calls run through a real OperatorEpisode (the same
 planning the node uses); calls it allows get a canned service result, since
