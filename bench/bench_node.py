@@ -1,18 +1,5 @@
 #!/usr/bin/env python3
-# Copyright 2026 mira_memory developers
-#
-# Licensed under the Apache License, Version 2.0 (the "License");
-# you may not use this file except in compliance with the License.
-# You may obtain a copy of the License at
-#
-#     http://www.apache.org/licenses/LICENSE-2.0
-#
-# Unless required by applicable law or agreed to in writing, software
-# distributed under the License is distributed on an "AS IS" BASIS,
-# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
-# See the License for the specific language governing permissions and
-# limitations under the License.
-
+# SPDX-License-Identifier: Apache-2.0
 """
 The benchmark's memory node: the product's MemoryNode plus the floor.
 
@@ -48,8 +35,8 @@ import os
 import sys
 import time
 
-from mira_memory import node_runner
-from mira_memory.memory_node import MemoryNode
+from mira_memory.memory.node import MemoryNode
+from mira_memory.ros import node_runner
 from mira_memory.srv import RecallMemory, Remember
 from std_srvs.srv import Trigger
 import workload
@@ -93,7 +80,7 @@ class BenchMemoryNode(MemoryNode):
         key = (request.query, request.include_entities)
         canned = self._canned_recall.get(key)
         if canned is None:
-            canned = self._canned_recall[key] = self._on_recall(request, response)
+            canned = self._canned_recall[key] = self.service.recall(request, response)
         return canned
 
     async def _on_remember(self, request, response):

@@ -1,18 +1,5 @@
 #!/usr/bin/env python3
-# Copyright 2026 mira_memory developers
-#
-# Licensed under the Apache License, Version 2.0 (the "License");
-# you may not use this file except in compliance with the License.
-# You may obtain a copy of the License at
-#
-#     http://www.apache.org/licenses/LICENSE-2.0
-#
-# Unless required by applicable law or agreed to in writing, software
-# distributed under the License is distributed on an "AS IS" BASIS,
-# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
-# See the License for the specific language governing permissions and
-# limitations under the License.
-
+# SPDX-License-Identifier: Apache-2.0
 """
 Benchmark recall and remember against the empty-service floor (issue 8).
 
@@ -48,9 +35,9 @@ import tempfile
 import time
 
 import generate
-from mira_memory import responses
 from mira_memory.core import admission, recall, turn_proposals
 from mira_memory.core import store as store_module
+from mira_memory.memory import responses
 from mira_memory.msg import OperatorUtterance
 from mira_memory.srv import RecallMemory, Remember
 import rclpy

@@ -1,17 +1,4 @@
-# Copyright 2026 mira_memory developers
-#
-# Licensed under the Apache License, Version 2.0 (the "License");
-# you may not use this file except in compliance with the License.
-# You may obtain a copy of the License at
-#
-#     http://www.apache.org/licenses/LICENSE-2.0
-#
-# Unless required by applicable law or agreed to in writing, software
-# distributed under the License is distributed on an "AS IS" BASIS,
-# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
-# See the License for the specific language governing permissions and
-# limitations under the License.
-
+# SPDX-License-Identifier: Apache-2.0
 """
 The requests of every measured series, built from a generated store's metadata.
 
@@ -24,7 +11,7 @@ import os
 import signal
 import time
 
-from mira_memory import clients
+from mira_memory.ros import clients
 from mira_memory.srv import RecallMemory, Remember
 from std_srvs.srv import Trigger
 
@@ -70,7 +57,7 @@ EXPECTED_OUTCOMES = {
     'remember_duplicate': 'applied/duplicate',
     'remember_rejected': 'rejected/value_not_supported',
     # recall_found's requests, waited for the way the console, operator source,
-    # demo and tests wait (mira_memory.clients.call), to show what they pay.
+    # demo and tests wait (mira_memory.ros.clients.call), to show what they pay.
     'console_recall': 'found',
 }
 SERVICE_TYPES = {

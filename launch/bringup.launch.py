@@ -1,17 +1,4 @@
-# Copyright 2026 mira_memory developers
-#
-# Licensed under the Apache License, Version 2.0 (the "License");
-# you may not use this file except in compliance with the License.
-# You may obtain a copy of the License at
-#
-#     http://www.apache.org/licenses/LICENSE-2.0
-#
-# Unless required by applicable law or agreed to in writing, software
-# distributed under the License is distributed on an "AS IS" BASIS,
-# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
-# See the License for the specific language governing permissions and
-# limitations under the License.
-
+# SPDX-License-Identifier: Apache-2.0
 """
 Robot bringup: the memory node, /mira/memory by default.
 
@@ -21,7 +8,7 @@ Robot bringup: the memory node, /mira/memory by default.
 Parameters come from params_file (config/memory.yaml by default) and then
 from the launch arguments, which win. When the memory node exits with an
 error (a database it cannot open, one another node owns), the whole launch
-stops and `ros2 launch` exits 1 (mira_memory.launching).
+stops and `ros2 launch` exits 1 (mira_memory.ros.launching).
 """
 
 import os
@@ -33,7 +20,7 @@ from launch.actions import DeclareLaunchArgument
 from launch.substitutions import LaunchConfiguration
 from launch_ros.actions import Node
 from launch_ros.parameter_descriptions import ParameterValue
-from mira_memory import launching
+from mira_memory.ros import launching
 
 
 def default_database_path():

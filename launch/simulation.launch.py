@@ -1,24 +1,11 @@
-# Copyright 2026 mira_memory developers
-#
-# Licensed under the Apache License, Version 2.0 (the "License");
-# you may not use this file except in compliance with the License.
-# You may obtain a copy of the License at
-#
-#     http://www.apache.org/licenses/LICENSE-2.0
-#
-# Unless required by applicable law or agreed to in writing, software
-# distributed under the License is distributed on an "AS IS" BASIS,
-# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
-# See the License for the specific language governing permissions and
-# limitations under the License.
-
+# SPDX-License-Identifier: Apache-2.0
 """
 The simulation: memory node, operator source, cognition, perception, attention.
 
     ros2 launch mira_memory simulation.launch.py
     ros2 launch mira_memory simulation.launch.py database_path:=/tmp/mira.sqlite3
 
-The nodes, their names and parameters come from mira_memory.simulation, the
+The nodes, their names and parameters come from mira_memory.simulation.nodes, the
 same description the demo and the CI tests start as processes. By default
 the database is a new file in a fresh temporary directory, so every launch
 starts empty; pass database_path to keep memory across launches.
@@ -30,7 +17,8 @@ import tempfile
 from launch import LaunchDescription
 from launch.actions import DeclareLaunchArgument, OpaqueFunction
 from launch.substitutions import LaunchConfiguration
-from mira_memory import launching, simulation
+from mira_memory.ros import launching
+from mira_memory.simulation import nodes as simulation
 
 
 def _database_path(context):

@@ -1,17 +1,4 @@
-# Copyright 2026 mira_memory developers
-#
-# Licensed under the Apache License, Version 2.0 (the "License");
-# you may not use this file except in compliance with the License.
-# You may obtain a copy of the License at
-#
-#     http://www.apache.org/licenses/LICENSE-2.0
-#
-# Unless required by applicable law or agreed to in writing, software
-# distributed under the License is distributed on an "AS IS" BASIS,
-# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
-# See the License for the specific language governing permissions and
-# limitations under the License.
-
+# SPDX-License-Identifier: Apache-2.0
 """
 Real-process ROS 2 helpers for the tests: start installed executables, call services.
 
@@ -164,9 +151,9 @@ class RosClient:
         Call a service and return its response, failing the test on timeout.
 
         Read-only and idempotent services are resent once after a lost reply
-        (mira_memory.clients.call, the clients' one way to wait).
+        (mira_memory.ros.clients.call, the clients' one way to wait).
         """
-        from mira_memory import clients
+        from mira_memory.ros import clients
         client = self.client(service_type, name)
         if not client.wait_for_service(timeout_sec=timeout):
             raise AssertionError(f'service {name} is not available')

@@ -1,20 +1,7 @@
-# Copyright 2026 mira_memory developers
-#
-# Licensed under the Apache License, Version 2.0 (the "License");
-# you may not use this file except in compliance with the License.
-# You may obtain a copy of the License at
-#
-#     http://www.apache.org/licenses/LICENSE-2.0
-#
-# Unless required by applicable law or agreed to in writing, software
-# distributed under the License is distributed on an "AS IS" BASIS,
-# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
-# See the License for the specific language governing permissions and
-# limitations under the License.
-
+# SPDX-License-Identifier: Apache-2.0
 """
 The ROS-free core of mira_memory: store, normalization, admission, recall.
 
 Nothing in this package imports rclpy or the generated interfaces; the nodes
-wrap it. test/test_core_boundary.py keeps that true.
+wrap it. test/unit/test_core_boundary.py keeps that true.
 """

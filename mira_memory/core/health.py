@@ -1,24 +1,11 @@
-# Copyright 2026 mira_memory developers
-#
-# Licensed under the Apache License, Version 2.0 (the "License");
-# you may not use this file except in compliance with the License.
-# You may obtain a copy of the License at
-#
-#     http://www.apache.org/licenses/LICENSE-2.0
-#
-# Unless required by applicable law or agreed to in writing, software
-# distributed under the License is distributed on an "AS IS" BASIS,
-# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
-# See the License for the specific language governing permissions and
-# limitations under the License.
-
+# SPDX-License-Identifier: Apache-2.0
 """
 The memory node's health, ROS-free: what its 1 Hz diagnostics report.
 
 The node records every recall and remember (handling time, failure or
 not), keeps row counts up to date and says when the database file left
 its path; report() turns that into one level (OK / WARN / ERROR), a
-message and ordered key/value pairs, which mira_memory/diagnostics.py
+message and ordered key/value pairs, which mira_memory/ros/diagnostics.py
 publishes as a diagnostic_msgs/DiagnosticStatus.
 
 Counts are cheap by construction: one full count at startup (0.2-0.6 s at

@@ -1,0 +1,185 @@
+# SPDX-License-Identifier: Apache-2.0
+"""
+The offline database tools: `memory_migrate` and `memory_import`.
+
+Both rewrite a database file, so both run only while no node has it open:
+they take the file's ownership lock (core.ownership) first and keep it until
+they are done, and a running memory node makes them stop with one line.
+Neither needs ROS.
+
+Exit codes, as the console's: 0 success, 1 the operation failed or was
+refused, 2 bad usage.
+"""
+
+import argparse
+import datetime
+import os
+import pathlib
+import sqlite3
+import sys
+
+from mira_memory.core import archive, ownership, schema
+from mira_memory.core.errors import StoreError
+
+EXIT_OK = 0
+EXIT_FAILED = 1
+EXIT_USAGE = 2
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with the console's usage exit code and a named output stream."""
+
+    def __init__(self, *args, stderr, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._stderr = stderr
+
+    def error(self, message):
+        self.print_usage(self._stderr)
+        print(f'usage error: {message}', file=self._stderr)
+        raise SystemExit(EXIT_USAGE)
+
+
+def _counts_text(counts):
+    names = (('entities', 'entities'), ('aliases', 'aliases'), ('memories', 'memories'),
+             ('memory_links', 'links'), ('payloads', 'payloads'))
+    return ', '.join(f'{label} {counts[key]}' for key, label in names if key in counts)
+
+
+def _claim(path, create):
+    try:
+        return ownership.claim(str(path), create=create)
+    except ownership.DatabaseBusyError as error:
+        raise _Refused(f'{error}; stop the memory node first') from None
+    except FileNotFoundError:
+        raise _Refused(f'no database at {path}') from None
+    except OSError as error:
+        raise _Refused(f'cannot open {path}: {error.strerror}') from None
+
+
+class _Refused(Exception):
+    """One line for stderr; exit code 1."""
+
+
+def _backup_name(path):
+    stamp = datetime.datetime.now(datetime.timezone.utc).strftime('%Y%m%dT%H%M%SZ')
+    return path.with_name(f'{path.name}.v1-backup-{stamp}')
+
+
+def migrate(path, out):
+    """Migrate the version 1 database at path to version 2; print each step."""
+    if not path.is_file() or path.stat().st_size == 0:
+        raise _Refused(f'no database at {path}')
+    with _claim(path, create=False):
+        version, _ = schema.read_version(path)
+        if version == schema.SCHEMA_VERSION:
+            print(f'{path} already has schema version {version}; nothing to do', file=out)
+            return
+        if version != 1:
+            raise _Refused(f'{path} has schema version {version}; memory_migrate upgrades '
+                           f'version 1 to {schema.SCHEMA_VERSION} only')
+        print(f'migrating {path} from schema version 1 to {schema.SCHEMA_VERSION}', file=out)
+        copy = archive.backup(str(path), str(_backup_name(path)), check_schema=False)
+        print(f'backup: {copy["path"]} ({copy["bytes"]} bytes; integrity_check ok; '
+              f'{_counts_text(copy["counts"])})', file=out)
+        conn = sqlite3.connect(str(path), isolation_level=None)
+        try:
+            conn.execute('PRAGMA synchronous = FULL')
+            counts = schema.migrate_v1_to_v2(conn)
+            # Leave one self-contained file behind, like a node that stopped.
+            conn.execute('PRAGMA wal_checkpoint(TRUNCATE)').fetchall()
+        except sqlite3.Error as error:
+            raise _Refused(f'migration failed and was rolled back: {error}') from None
+        finally:
+            conn.close()
+        print(f'migrated in one transaction: {_counts_text(counts)} '
+              '(row counts unchanged; integrity_check and foreign_key_check ok)', file=out)
+        print(f'schema version: {schema.SCHEMA_VERSION}', file=out)
+
+
+def _remove_database(path, existed):
+    for suffix in ('-wal', '-shm', '-journal'):
+        pathlib.Path(str(path) + suffix).unlink(missing_ok=True)
+    if existed:
+        os.truncate(path, 0)
+    else:
+        path.unlink(missing_ok=True)
+
+
+def import_file(database, source, out):
+    """Build the new database from the export at source; print the counts."""
+    existed = database.exists()
+    if existed and (not database.is_file() or database.stat().st_size > 0):
+        raise _Refused(f'{database} exists and is not empty; import only builds a new database')
+    if not database.parent.is_dir():
+        raise _Refused(f'the directory of {database} does not exist')
+    try:
+        lines = open(source, encoding='utf-8', newline='')
+    except OSError as error:
+        raise _Refused(f'cannot read {source}: {error.strerror}') from None
+    with lines, _claim(database, create=True):
+        try:
+            counts = archive.import_export(database, lines)
+        except UnicodeDecodeError:
+            _remove_database(database, existed)
+            raise _Refused(f'{source}: not UTF-8 text; nothing was written') from None
+        except BaseException as error:
+            _remove_database(database, existed)
+            if isinstance(error, StoreError):
+                raise _Refused(f'{source}: {error}; nothing was written') from None
+            raise
+    print(f'imported {source} into {database}: '
+          + ', '.join(f'{name} {count}' for name, count in counts.items()), file=out)
+    print(f'schema version: {schema.SCHEMA_VERSION}', file=out)
+
+
+def _run(action, stderr):
+    try:
+        action()
+    except _Refused as error:
+        print(f'error: {error}', file=stderr)
+        return EXIT_FAILED
+    except StoreError as error:
+        print(f'error: {error}', file=stderr)
+        return EXIT_FAILED
+    return EXIT_OK
+
+
+def migrate_main(argv=None, *, stdout=None, stderr=None):
+    """Entry point of `ros2 run mira_memory memory_migrate`."""
+    stdout, stderr = stdout or sys.stdout, stderr or sys.stderr
+    parser = _Parser(
+        prog='memory_migrate', stderr=stderr,
+        description='Upgrade a schema version 1 memory database to version '
+                    f'{schema.SCHEMA_VERSION}, in place, with the memory node stopped. '
+                    'A verified backup copy is written beside the file first.',
+        epilog='exit codes: 0 migrated (or already current), 1 refused or failed '
+               '(the database is unchanged), 2 bad usage')
+    parser.add_argument('--database', required=True, metavar='PATH',
+                        help='the database file (relative to the working directory)')
+    try:
+        args = parser.parse_args(sys.argv[1:] if argv is None else argv)
+    except SystemExit as exit_:
+        return exit_.code
+    path = pathlib.Path(args.database).absolute()
+    return _run(lambda: migrate(path, stdout), stderr)
+
+
+def import_main(argv=None, *, stdout=None, stderr=None):
+    """Entry point of `ros2 run mira_memory memory_import`."""
+    stdout, stderr = stdout or sys.stdout, stderr or sys.stderr
+    parser = _Parser(
+        prog='memory_import', stderr=stderr,
+        description='Build a new memory database from a `memory export` file, offline. '
+                    'Every store rule is checked; a refused export leaves no file behind.',
+        epilog='exit codes: 0 imported, 1 refused or failed (nothing written), 2 bad usage')
+    parser.add_argument('--database', required=True, metavar='NEW',
+                        help='the database to create: absent or an empty file')
+    parser.add_argument('--from', required=True, metavar='FILE', dest='source',
+                        help='the JSON Lines export to read')
+    try:
+        args = parser.parse_args(sys.argv[1:] if argv is None else argv)
+    except SystemExit as exit_:
+        return exit_.code
+    database = pathlib.Path(args.database).absolute()
+    source = pathlib.Path(args.source).absolute()
+    return _run(lambda: import_file(database, source, stdout), stderr)

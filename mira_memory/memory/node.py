@@ -1,0 +1,272 @@
+# SPDX-License-Identifier: Apache-2.0
+"""
+The memory node: wiring and main around MemoryService (memory/service.py).
+
+It serves, under its own name (/mira/memory in bringup):
+- ~/recall_memory (RecallMemory): exact, bounded, read-only recall, through a
+  connection that cannot write;
+- ~/remember (Remember): operator-grounded admission, every rule enforced
+  here whatever the caller checked, and only for an operator turn this node
+  heard itself on operator/utterance (require_observed_turns; the gate is
+  memory/turn_gate.py);
+- ~/admin/<command>: one service per console command. backup and export
+  run on a worker thread (memory/copy_worker.py) while the node keeps
+  serving; one at a time.
+
+Recall and remember exist only while persistent memory is enabled; the admin
+services always exist so `memory persistent` can say that it is disabled.
+Every callback answers through its response: no exception leaves one.
+
+The handlers themselves (request in, response out) are MemoryService's,
+callable without a ROS graph; this module declares the parameters, builds
+the service, the turn gate and the copy worker, and registers the services.
+A second node on the same database file exits 1 naming the owner. Health
+goes to /diagnostics once a second (mira_memory/ros/diagnostics.py).
+"""
+
+import sys
+import time
+
+from mira_memory.core import archive, config, store, turns
+from mira_memory.core.normalize import has_forbidden_characters
+from mira_memory.memory import responses
+from mira_memory.memory.copy_worker import CopyWorker
+from mira_memory.memory.service import MemoryService
+from mira_memory.memory.turn_gate import TurnGate
+from mira_memory.ros import diagnostics, node_runner, parameters
+from mira_memory.srv import AdminAdd, AdminAliasAdd, AdminEntityAdd, AdminEntityFind
+from mira_memory.srv import AdminBackup, AdminExport, AdminForget, AdminRetire
+from mira_memory.srv import AdminFind, AdminList, AdminShow, AdminStatus
+from mira_memory.srv import RecallMemory, Remember
+from rcl_interfaces.msg import SetParametersResult
+from rclpy.callback_groups import ReentrantCallbackGroup
+from rclpy.node import Node
+
+ROBOT_PROFILE_MAX_LENGTH = 256
+DEFAULT_OBSERVED_TURN_WAIT_SEC = 0.5
+
+# admin/list comes last: once it is in the graph, every admin service is.
+ADMIN_SERVICES = (
+    (AdminStatus, 'status'),
+    (AdminEntityAdd, 'entity_add'),
+    (AdminEntityFind, 'entity_find'),
+    (AdminAliasAdd, 'alias_add'),
+    (AdminFind, 'find'),
+    (AdminAdd, 'add'),
+    (AdminShow, 'show'),
+    (AdminRetire, 'retire'),
+    (AdminForget, 'forget'),
+    (AdminList, 'list'),
+)
+
+
+class MemoryNode(Node):
+    """Serves MemoryService's recall, remember and admin handlers over ROS."""
+
+    def __init__(self, **kwargs):
+        super().__init__('memory', **kwargs)
+        self.service = None
+        self.turn_gate = None  # set when remember exists and requires observed turns
+        self._copies = None  # the backup/export worker, once the services exist
+        self._declare_parameters()
+        self.settings = self._resolve_settings()
+        self.service = MemoryService(
+            self.settings, robot_profile=lambda: self.robot_profile, logger=self.get_logger(),
+            copies_busy=lambda: self._copies.busy)
+        if self.settings.enabled:
+            self.create_service(RecallMemory, '~/recall_memory', self._on_recall)
+            self._listen_for_operator_turns()
+            self.create_service(Remember, '~/remember', self._on_remember,
+                                callback_group=self._remember_group)
+        self._diagnostics = diagnostics.DiagnosticsPublisher(
+            self, 'persistent memory',
+            str(self.settings.database_path) if self.settings.enabled else '',
+            self._diagnostic_report)
+        self._copies = CopyWorker(self)
+        for service_type, command, work in ((AdminBackup, 'backup', archive.backup),
+                                            (AdminExport, 'export', archive.export)):
+            self.create_service(
+                service_type, f'~/admin/{command}', self._copy_callback(command, work),
+                callback_group=self._copies.callback_group)
+        for service_type, command in ADMIN_SERVICES:
+            self.create_service(
+                service_type, f'~/admin/{command}', self._admin_callback(command))
+        if self.settings.enabled:
+            self.get_logger().info(
+                f'persistent memory enabled: {self.settings.database_path} '
+                f'(schema version {self.service.store.schema_version}), '
+                f'robot profile {self.robot_profile!r}')
+        else:
+            self.get_logger().info('persistent memory is disabled; no database is opened')
+
+    # Parameters -----------------------------------------------------------
+
+    def _declare_parameters(self):
+        parameters.declare_read_only(self, (
+            ('enabled', False,
+             'Open persistent memory. Off: no database, no directory, '
+             'no recall or remember services.'),
+            ('database_path', '',
+             'Absolute path of the SQLite file (~ expanded); its parent '
+             'directory is created when missing.'),
+            ('config_file', '',
+             'Optional TOML file with a [memory] section (enabled, '
+             'database_path relative to the file). When set, it decides '
+             'enabled and database_path instead of those parameters.'),
+            ('require_observed_turns', True,
+             'Admit remember only for an operator turn this node heard on '
+             "operator/utterance with exactly the request's utterance. false "
+             "trusts the caller's utterance (integrations that cannot publish "
+             'turns; see the README for what is lost).'),
+            ('observed_turns_max', turns.DEFAULT_MAX_TURNS,
+             'Operator turns kept in the volatile window; the oldest leaves first.'),
+            ('observed_turn_max_age_sec', turns.DEFAULT_MAX_AGE_SEC,
+             'A heard operator turn older than this (seconds) is forgotten.'),
+            ('observed_turn_wait_sec', DEFAULT_OBSERVED_TURN_WAIT_SEC,
+             'How long a remember whose turn has not been heard yet waits '
+             'for it (seconds; 0 decides at once). Other requests are '
+             'served meanwhile.'),
+        ))
+        parameters.declare(
+            self, 'robot_profile', '',
+            'Name of the active robot profile: the entity that you/your/yours/yourself '
+            'denote in remember. Resolved at admission time, so it may change at runtime.',
+            read_only=False)
+        self._check_robot_profile(self.robot_profile)
+        self.add_on_set_parameters_callback(self._on_set_parameters)
+
+    @property
+    def robot_profile(self):
+        """Return the current robot profile name."""
+        return self.get_parameter('robot_profile').value
+
+    @staticmethod
+    def _check_robot_profile(value):
+        if len(value) > ROBOT_PROFILE_MAX_LENGTH or has_forbidden_characters(value):
+            raise node_runner.StartupError(
+                f'robot_profile must be at most {ROBOT_PROFILE_MAX_LENGTH} characters '
+                'without control characters')
+
+    def _on_set_parameters(self, parameters):
+        for parameter in parameters:
+            if parameter.name == 'robot_profile':
+                try:
+                    self._check_robot_profile(parameter.value)
+                except node_runner.StartupError as error:
+                    return SetParametersResult(successful=False, reason=str(error))
+        return SetParametersResult(successful=True)
+
+    def _resolve_settings(self):
+        config_file = self.get_parameter('config_file').value
+        try:
+            if config_file:
+                return config.settings_from_config_file(config_file)
+            return config.settings_from_parameters(
+                self.get_parameter('enabled').value,
+                self.get_parameter('database_path').value)
+        except config.ConfigError as error:
+            raise node_runner.StartupError(str(error)) from None
+
+    def close(self):
+        """Stop a copy in flight, close the store once, give up the file; after spinning."""
+        if self._copies is not None:
+            # A backup or export in flight ends early (its partial file is
+            # removed) before the store closes and the file is given up.
+            self._copies.stop()
+        if self.service is not None:
+            self.service.close()
+
+    def destroy_node(self):
+        """Close the store (once), then destroy the node."""
+        # node_runner calls this after spinning stopped, so no request is in flight.
+        self.close()
+        super().destroy_node()
+
+    # Diagnostics ---------------------------------------------------------------
+
+    def _diagnostic_report(self):
+        return self.service.diagnostic_report(self._diagnostic_extra_values())
+
+    def _diagnostic_extra_values(self):
+        """Return the observed-turn window's (key, value) pairs for /diagnostics."""
+        if not self.service.enabled:
+            return ()
+        if self.turn_gate is None:
+            return (('observed turns', 'not required'),)
+        return self.turn_gate.diagnostic_values()
+
+    # Observed operator turns -------------------------------------------------
+
+    def _listen_for_operator_turns(self):
+        self._remember_group = ReentrantCallbackGroup()
+        self.turn_gate = None
+        if not self.get_parameter('require_observed_turns').value:
+            self.get_logger().warning(
+                'require_observed_turns is false: remember trusts the utterance in each '
+                'request instead of operator turns heard on operator/utterance')
+            return
+        wait = self.get_parameter('observed_turn_wait_sec').value
+        if not 0.0 <= wait <= 60.0:
+            raise node_runner.StartupError('observed_turn_wait_sec must be between 0 and 60')
+        try:
+            window = turns.TurnWindow(
+                self.get_parameter('observed_turns_max').value,
+                self.get_parameter('observed_turn_max_age_sec').value)
+        except ValueError as error:
+            raise node_runner.StartupError(f'invalid parameter: {error}') from None
+        self.turn_gate = TurnGate(self, window, wait, self._remember_group)
+
+    # Recall and remember -----------------------------------------------------
+
+    def _on_recall(self, request, response):
+        return self.service.recall(request, response)
+
+    async def _on_remember(self, request, response):
+        started = time.perf_counter()
+        heard = turns.HEARD  # require_observed_turns is false
+        if self.turn_gate is not None:
+            heard = await self.turn_gate.heard(request)
+        return self.service.answer_remember(request, response, heard, started)
+
+    # Admin -----------------------------------------------------------------
+
+    def _admin_callback(self, command):
+        def callback(request, response):
+            return self.service.admin(command, request, response)
+        return callback
+
+    def _copy_callback(self, command, work):
+        """
+        Serve backup or export on the worker thread; the executor serves the rest meanwhile.
+
+        The copy reads through its own read-only snapshot connection
+        (core.archive), so the node's reader and writer are never shared
+        with the thread. A second copy while one runs is answered busy.
+        """
+        async def callback(request, response):
+            service = self.service
+            if not service.enabled:
+                return responses.fill_admin_disabled(response)
+            started = time.perf_counter()
+            try:
+                service.require_database_in_place()
+                result = await self._copies.run(
+                    work, str(service.store.path), request.path, force=request.force)
+            except Exception as error:  # never let a callback raise into the executor
+                if not isinstance(error, store.StoreError):
+                    self.get_logger().error(f'admin {command} failed: {error!r}')
+                return responses.fill_admin_error(response, error)
+            self.get_logger().info(
+                f'{command} of {self.settings.database_path} written to {result["path"]} '
+                f'in {time.perf_counter() - started:.1f} s')
+            return responses.fill_copy(response, result, command)
+        return callback
+
+
+def main(args=None):
+    """Run the memory node until SIGINT/SIGTERM; exit 1 if it cannot start."""
+    return node_runner.run(MemoryNode, 'memory', args)
+
+
+if __name__ == '__main__':
+    sys.exit(main())

@@ -1,0 +1,206 @@
+# SPDX-License-Identifier: Apache-2.0
+"""
+The one place that turns domain results into ROS messages.
+
+The ROS-free core returns dataclasses and raises named StoreErrors; the memory
+node hands them here. Keeping the mapping in one module means a contract
+change (a new field, a new error code) is made once.
+"""
+
+from mira_memory.core import admission, store, turns
+from mira_memory.msg import EntityRecord, MemoryLink, PayloadRecord, RecalledEntity
+from mira_memory.msg import RecalledMemory
+
+
+def memory_message(memory):
+    """Build a RecalledMemory message from a store Memory."""
+    message = RecalledMemory()
+    message.id = store.format_memory_id(memory.id)
+    message.kind = memory.kind
+    message.summary = memory.summary
+    message.predicate = memory.predicate or ''
+    message.value = memory.value or ''
+    message.source_kind = memory.source_kind
+    message.source_label = memory.source_label
+    message.has_confidence = memory.confidence is not None
+    message.confidence = float(memory.confidence) if memory.confidence is not None else 0.0
+    message.status = memory.status
+    message.created_at = memory.created_at
+    message.links = [link_message(link) for link in memory.links]
+    return message
+
+
+def link_message(link):
+    """Build a MemoryLink message from a store Link."""
+    message = MemoryLink()
+    message.entity_id = store.format_entity_id(link.entity_id)
+    message.entity_name = link.entity_name
+    message.role = link.role
+    return message
+
+
+def entity_record(entity, memories=(), memories_truncated=False):
+    """Build an EntityRecord message (admin responses)."""
+    message = EntityRecord()
+    message.id = store.format_entity_id(entity.id)
+    message.entity_type = entity.entity_type
+    message.canonical_name = entity.canonical_name
+    message.aliases = list(entity.aliases)
+    message.memories = [memory_message(memory) for memory in memories]
+    message.memories_truncated = memories_truncated
+    return message
+
+
+def payload_record(payload):
+    """Build a PayloadRecord message from a store Payload."""
+    message = PayloadRecord()
+    message.id = payload.id
+    message.storage = payload.storage
+    message.media_type = payload.media_type
+    message.text = payload.text or ''
+    message.object_ref = payload.object_ref or ''
+    message.sha256 = payload.sha256 or ''
+    return message
+
+
+def fill_recall(response, result, include_entities=True):
+    """
+    Copy a core RecallResult into a RecallMemory response.
+
+    include_entities=False (the request's default) leaves entities empty:
+    the text carries the same ids and fields.
+    """
+    response.status = result.status
+    response.reason = result.reason
+    if include_entities:
+        response.entities = [recalled_entity(view) for view in result.entities]
+    response.entities_truncated = result.entities_truncated
+    response.text = result.text
+    response.text_truncated = result.text_truncated
+    return response
+
+
+def recalled_entity(view):
+    """Build a RecalledEntity message from a core RecalledEntityView."""
+    message = RecalledEntity()
+    message.id = store.format_entity_id(view.entity.id)
+    message.entity_type = view.entity.entity_type
+    message.canonical_name = view.entity.canonical_name
+    message.memories = [memory_message(memory) for memory in view.memories]
+    message.memories_truncated = view.memories_truncated
+    return message
+
+
+def fill_remember(response, result):
+    """Copy a core AdmissionResult into a Remember response."""
+    response.status = result.status
+    response.outcome = result.outcome
+    response.reason = result.reason
+    response.memory_id = (
+        store.format_memory_id(result.memory_id) if result.memory_id is not None else '')
+    response.conflicting_memory_ids = [
+        store.format_memory_id(memory_id) for memory_id in result.conflicting_memory_ids]
+    response.error = result.error
+    return response
+
+
+# Why a remember was refused before admission: the fixed sentences echo
+# nothing of the request (ids included).
+TURN_NOT_HEARD_ERRORS = {
+    turns.NOT_HEARD: (
+        'No operator turn with this episode and turn id was heard; nothing was written.'),
+    turns.DIFFERENT: (
+        'The utterance differs from the operator turn that was heard; nothing was written.'),
+}
+
+
+def fill_remember_turn_not_heard(response, heard):
+    """Answer a remember whose turn the memory node did not hear (turns.NOT_HEARD/DIFFERENT)."""
+    response.status = admission.STATUS_REJECTED
+    response.outcome = ''
+    response.reason = admission.REASON_EVIDENCE_NOT_IN_UTTERANCE
+    response.memory_id = ''
+    response.conflicting_memory_ids = []
+    response.error = TURN_NOT_HEARD_ERRORS[heard]
+    return response
+
+
+# Admin error codes, as declared in every Admin*.srv response.
+ERROR_INVALID_ARGUMENT = 'invalid_argument'
+ERROR_NOT_FOUND = 'not_found'
+ERROR_DUPLICATE_ALIAS = 'duplicate_alias'
+ERROR_DISABLED = 'disabled'
+ERROR_BACKEND_FAILURE = 'backend_failure'
+# Declared in the responses of retire, forget, backup and export.
+ERROR_BUSY = 'busy'
+ERROR_EXISTS = 'exists'
+
+_ADMIN_ERROR_CODES = {
+    store.InvalidInputError: ERROR_INVALID_ARGUMENT,
+    store.NotFoundError: ERROR_NOT_FOUND,
+    store.DuplicateAliasError: ERROR_DUPLICATE_ALIAS,
+    store.BusyError: ERROR_BUSY,
+    store.TargetExistsError: ERROR_EXISTS,
+}
+
+
+def fill_retirement(response, memory):
+    """Copy a memory's retirement (empty while active) into a show or retire response."""
+    response.retired_at = memory.retired_at or ''
+    response.retired_reason = memory.retired_reason or ''
+    return response
+
+
+def fill_forget(response, plan):
+    """Copy a store ForgetPlan into an AdminForget response."""
+    response.applied = plan.applied
+    response.memory_ids = [store.format_memory_id(memory_id) for memory_id in plan.memory_ids]
+    response.alias_count = plan.alias_count
+    response.link_count = plan.link_count
+    response.payload_count = plan.payload_count
+    verb = 'forgot' if plan.applied else 'would forget'
+    return fill_admin_success(
+        response, f'{verb} {plan.target}: {len(plan.memory_ids)} memories, '
+                  f'{plan.alias_count} aliases, {plan.link_count} links, '
+                  f'{plan.payload_count} payloads')
+
+
+def fill_copy(response, result, what):
+    """Copy a backup or export result (core.archive) into its admin response."""
+    counts = result['counts']
+    response.path = result['path']
+    response.bytes = result['bytes']
+    response.entity_count = counts['entities']
+    response.alias_count = counts['aliases']
+    response.memory_count = counts['memories']
+    response.link_count = counts.get('links', counts.get('memory_links', 0))
+    response.payload_count = counts['payloads']
+    return fill_admin_success(response, f'{what} written to {result["path"]}')
+
+
+def fill_admin_success(response, message):
+    """Mark an admin response successful."""
+    response.success = True
+    response.error_code = ''
+    response.message = message
+    return response
+
+
+def fill_admin_error(response, error):
+    """Mark an admin response failed from a StoreError (or anything else)."""
+    response.success = False
+    response.error_code = _ADMIN_ERROR_CODES.get(type(error), ERROR_BACKEND_FAILURE)
+    if isinstance(error, store.StoreError):
+        response.message = str(error)
+    else:
+        # Unexpected failures keep their detail in the node log, not the reply.
+        response.message = 'internal error in the memory node; see its log'
+    return response
+
+
+def fill_admin_disabled(response):
+    """Answer an admin command while persistent memory is disabled."""
+    response.success = False
+    response.error_code = ERROR_DISABLED
+    response.message = 'persistent memory is disabled'
+    return response

@@ -1,0 +1,432 @@
+# SPDX-License-Identifier: Apache-2.0
+"""
+The memory node's request handlers: request in, response out, without a ROS graph.
+
+MemoryService owns what the node serves from: the store and its read-only
+reader, the recall cache, the per-turn proposal log, the file claim and the
+health figures. Every handler takes a generated request (and response) and
+returns the response; none needs a node, an executor or a context, so the
+tests and the bench call the same code the services run:
+
+    service = MemoryService(config.settings_from_parameters(True, path),
+                            robot_profile=lambda: 'Mira')
+    service.admin('entity_add', AdminEntityAdd.Request(...), AdminEntityAdd.Response())
+    service.remember(Remember.Request(...))        # an admission result
+    service.recall(RecallMemory.Request(...), RecallMemory.Response())
+
+The node (memory/node.py) adds what needs ROS: the parameters, the
+observed-turn gate in front of remember (memory/turn_gate.py), the
+backup/export worker thread (memory/copy_worker.py) and /diagnostics.
+
+One owner per database: the service claims the file (core/ownership.py)
+before SQLite opens it and holds the claim until close(). Nothing written to
+a file that is no longer at database_path is acknowledged (see
+database_in_place). Every handler answers through its response: no
+exception leaves one.
+"""
+
+import os
+import threading
+import time
+
+from mira_memory.core import admission, health, normalize, ownership, recall, store, turns
+from mira_memory.core.turn_proposals import TurnProposalLog
+from mira_memory.memory import responses
+from mira_memory.ros.node_runner import StartupError
+
+FIND_MEMORY_LIMIT = 100
+LIST_MEMORY_LIMIT = 1000
+
+
+class MemoryService:
+    """Owns the memory store; answers recall, remember and the admin commands."""
+
+    def __init__(self, settings, *, robot_profile, logger=None, copies_busy=None):
+        """
+        Open the store of settings (when enabled); raise StartupError when it cannot.
+
+        robot_profile: a callable returning the current robot profile name.
+        logger: an rclpy logger (the node's); by default the 'memory' logger.
+        copies_busy: a callable, True while a backup or export runs.
+        """
+        if logger is None:
+            import rclpy.logging
+            logger = rclpy.logging.get_logger('memory')
+        self.settings = settings
+        self.log = logger
+        self._robot_profile = robot_profile
+        self._copies_busy = copies_busy or (lambda: False)
+        self.store = None
+        self.reader = None
+        self.recall_cache = None
+        self.ownership = None
+        # One proposal per operator turn (volatile; the store keeps the durable limit).
+        self.turn_proposals = TurnProposalLog()
+        self.health = health.Health()
+        self._row_count = None  # a background row count in progress (_count_rows)
+        self.admin_handlers = {
+            'status': self.admin_status,
+            'entity_add': self.admin_entity_add,
+            'entity_find': self.admin_entity_find,
+            'alias_add': self.admin_alias_add,
+            'find': self.admin_find,
+            'add': self.admin_add,
+            'show': self.admin_show,
+            'retire': self.admin_retire,
+            'forget': self.admin_forget,
+            'list': self.admin_list,
+        }
+        if settings.enabled:
+            self._open_store(settings.database_path)
+
+    @property
+    def enabled(self):
+        """Return True while a store is open."""
+        return self.store is not None
+
+    @property
+    def robot_profile(self):
+        """Return the current robot profile name."""
+        return self._robot_profile()
+
+    # The store ---------------------------------------------------------------
+
+    def _open_store(self, path):
+        self.ownership = self._claim(path)
+        try:
+            self.store = store.MemoryStore.open(path, create_parent=True)
+            self.reader = self.store.open_reader()
+            # Rendered answers, kept until a write changes what they show.
+            self.recall_cache = recall.RecallCache(self.reader, self.store)
+            self._count_rows()
+        except store.StoreError as error:
+            self.close()
+            raise StartupError(f'cannot open persistent memory at {path}: {error}') from None
+
+    @staticmethod
+    def _claim(path):
+        """Own the database file (creating its directory first) before SQLite opens it."""
+        try:
+            if not path.parent.is_dir():
+                path.parent.mkdir(parents=True, exist_ok=True)
+            return ownership.claim(str(path))
+        except ownership.DatabaseBusyError as error:
+            raise StartupError(f'cannot open persistent memory: {error}') from None
+        except OSError as error:
+            raise StartupError(
+                f'cannot open persistent memory at {path}: {error.strerror}') from None
+
+    def close(self):
+        """Close the store once, then give up the file (idempotent)."""
+        for handle in (self.reader, self.store):
+            if handle is not None:
+                handle.close()
+        if self.ownership is not None:
+            self.ownership.release()
+        self.reader = self.store = self.ownership = self.recall_cache = None
+
+    def _count_rows(self):
+        """
+        Count the rows for /diagnostics in a thread, through its own read-only connection.
+
+        A full count reads every memory row: 0.2-0.6 s at 1,000,000 memories,
+        which held up start-up (issue 15) and would stall the executor.
+        SQLite lets other threads run while it counts. _take_row_count
+        applies the result on the executor thread, and only when the node
+        wrote nothing meanwhile (else it counts again), so the counts stay
+        exact; until then diagnostics show no counts.
+        """
+        generation = self.store.generation
+        reader = self.store.open_reader()
+        outcome = {}
+
+        def count():
+            try:
+                outcome['counts'] = reader.counts()
+            except store.StoreError:
+                pass  # counted again at the next report
+            finally:
+                reader.close()
+        thread = threading.Thread(target=count, name='memory row count', daemon=True)
+        self._row_count = (generation, thread, outcome)
+        thread.start()
+
+    def _take_row_count(self):
+        """Apply a finished background count; count again when it is stale or failed."""
+        if self._row_count is None:
+            return
+        generation, thread, outcome = self._row_count
+        if thread.is_alive():
+            return
+        self._row_count = None
+        if 'counts' in outcome and generation == self.store.generation:
+            self.health.set_counts(outcome['counts'])
+        elif self.health.counts is None:
+            self._count_rows()
+
+    # The database stays at its path -----------------------------------------------
+
+    def database_in_place(self):
+        """
+        Return True while the owned file is still the file at database_path.
+
+        A file that was unlinked (or its directory removed), moved or
+        replaced while the node ran keeps taking SQLite writes through the
+        open descriptors, but nobody will find them at the path again: the
+        next start opens whatever is there. The check is made after the work
+        and before the answer (for writes: after the commit), so no reply
+        says applied for a write that is not at the path when the reply
+        leaves. Once lost, the database stays lost until a restart.
+        """
+        if self.health.database_lost is None and self.ownership.still_at_path():
+            return True
+        if self.health.lose_database(
+                f'{self.settings.database_path} was removed, moved or replaced while the '
+                'node ran'):
+            self.log.error(
+                f'the database file {self.settings.database_path} was removed, moved or '
+                'replaced while this node ran: remember answers backend_failure, recall '
+                'unavailable and admin commands fail until the node is restarted')
+        return False
+
+    def require_database_in_place(self):
+        """Raise store.BackendError once the database file is no longer at its path."""
+        if not self.database_in_place():
+            raise store.BackendError(
+                'the database file was removed, moved or replaced while the memory node '
+                'ran; restart the node')
+
+    # Diagnostics ---------------------------------------------------------------
+
+    def diagnostic_report(self, extra_values=()):
+        """Return the health report for /diagnostics (see core/health.py)."""
+        if self.store is None:
+            return self.health.report(enabled=False, extra_values=extra_values)
+        if self.health.database_lost is None:
+            # The 1 Hz report notices a lost file even when no request comes.
+            self.database_in_place()
+        self._take_row_count()
+        path = self.settings.database_path
+        return self.health.report(
+            enabled=True, database_path=path, schema_version=self.store.schema_version,
+            file_sizes=(_file_size(path), _file_size(f'{path}-wal')),
+            extra_values=extra_values)
+
+    # Recall and remember -----------------------------------------------------
+
+    def recall(self, request, response):
+        """Answer a RecallMemory request."""
+        started = time.perf_counter()
+        try:
+            result = self.recall_cache.recall(request.query)
+        except Exception:  # recall() never raises by contract; this guards the contract
+            self.log.error('recall failed unexpectedly', throttle_duration_sec=1.0)
+            result = recall.unavailable()
+        if not self.database_in_place():
+            result = recall.unavailable()
+        if result.status == recall.STATUS_UNAVAILABLE:
+            self.health.recall_failures.add()
+        self.health.recall.add(time.perf_counter() - started)
+        return responses.fill_recall(response, result, request.include_entities)
+
+    def answer_remember(self, request, response, heard=turns.HEARD, started=None):
+        """
+        Answer a Remember request whose operator turn the gate judged heard.
+
+        heard: turns.HEARD, NOT_HEARD or DIFFERENT (memory/turn_gate.py);
+        started: the time.perf_counter() at which the call came in.
+        """
+        if started is None:
+            started = time.perf_counter()
+        if heard != turns.HEARD:
+            self.health.remember.add(time.perf_counter() - started)
+            return responses.fill_remember_turn_not_heard(response, heard)
+        result = self.remember(request)
+        if result.reason == admission.REASON_BACKEND_FAILURE:
+            self.health.remember_failures.add()
+        self.health.remember.add(time.perf_counter() - started)
+        return responses.fill_remember(response, result)
+
+    def remember(self, request):
+        """Admit a Remember request (its turn already heard); return the admission result."""
+        if not self.database_in_place():
+            return admission.backend_failure()
+        try:
+            context = admission.TurnContext(
+                episode_id=request.episode_id, turn_id=request.turn_id,
+                utterance=request.utterance)
+            proposal = admission.Proposal(
+                kind=request.kind, subject=request.subject, predicate=request.predicate,
+                value=request.value, related_entity=request.related_entity or None,
+                related_role=request.related_role or None, evidence=request.evidence)
+            robot_profile = self.robot_profile
+            result = self.turn_proposals.answer(
+                context, proposal,
+                lambda: admission.admit(self.store, context, proposal, robot_profile),
+                self.store, robot_profile)
+        except Exception:  # admit() never raises by contract; this guards the contract
+            self.log.error('remember failed unexpectedly', throttle_duration_sec=1.0)
+            result = admission.backend_failure()
+        if result.status == admission.STATUS_APPLIED and not self.database_in_place():
+            # Committed, but to a file no longer at the path: not acknowledged.
+            return admission.backend_failure()
+        if result.outcome == admission.OUTCOME_CREATED:
+            self.health.wrote(memories=1, active_memories=1)
+        if result.status == admission.STATUS_APPLIED:
+            # Debug, not info: an rclpy log call costs about as much as the
+            # admission itself (see bench/README.md), and the row's source
+            # label already records the episode and turn of every write.
+            self.log.debug(
+                f'remember {result.outcome} {store.format_memory_id(result.memory_id)} '
+                f'(episode {request.episode_id!r} turn {request.turn_id!r})')
+        return result
+
+    # Admin -----------------------------------------------------------------
+
+    def admin(self, command, request, response, *, handler=None):
+        """
+        Answer the admin command (a key of admin_handlers); return the response.
+
+        handler replaces the command's own handler (tests use it to act
+        between a write's commit and its answer).
+        """
+        handler = handler or self.admin_handlers[command]
+        if self.store is None and command != 'status':
+            return responses.fill_admin_disabled(response)
+        try:
+            if self.store is not None:
+                self.require_database_in_place()
+            handler(request, response)
+            if self.store is not None and not self.database_in_place():
+                # After a write's commit, before its answer (see database_in_place):
+                # nothing of what the handler filled in is answered.
+                response = type(response)()
+                self.require_database_in_place()
+        except store.StoreError as error:
+            responses.fill_admin_error(response, error)
+        except Exception as error:  # never let a callback raise into the executor
+            self.log.error(f'admin {command} failed: {error!r}')
+            responses.fill_admin_error(response, error)
+        return response
+
+    def admin_status(self, request, response):
+        """Fill an AdminStatus response: enabled, path, schema and row counts."""
+        response.robot_profile = self.robot_profile
+        if self.store is None:
+            response.enabled = False
+            return responses.fill_admin_success(response, 'persistent memory is disabled')
+        counts = self.store.counts()
+        self.health.set_counts(counts)
+        response.enabled = True
+        response.database_path = str(self.store.path)
+        response.schema_version = self.store.schema_version
+        response.entity_count = counts['entities']
+        response.alias_count = counts['aliases']
+        response.memory_count = counts['memories']
+        response.active_memory_count = counts['active_memories']
+        response.link_count = counts['links']
+        response.payload_count = counts['payloads']
+        responses.fill_admin_success(response, 'persistent memory is enabled')
+
+    def admin_entity_add(self, request, response):
+        """Create an entity."""
+        entity = self.store.add_entity(request.entity_type, request.canonical_name)
+        self.health.wrote(entities=1)
+        response.entity = responses.entity_record(entity)
+        responses.fill_admin_success(
+            response, f'created {store.format_entity_id(entity.id)}')
+
+    def admin_entity_find(self, request, response):
+        """Find entities by exact name or alias."""
+        entities = self.store.find_entities(request.name)
+        response.entities = [responses.entity_record(entity) for entity in entities]
+        responses.fill_admin_success(response, f'{len(entities)} exact match(es)')
+
+    def admin_alias_add(self, request, response):
+        """Add an alias to an entity."""
+        entity = self.store.add_alias(store.parse_entity_id(request.entity_id), request.alias)
+        self.health.wrote(aliases=1)
+        response.entity = responses.entity_record(entity)
+        responses.fill_admin_success(
+            response, f'alias added to {store.format_entity_id(entity.id)}')
+
+    def admin_find(self, request, response):
+        """Find entities with their newest memories."""
+        found, _ = self.store.find_with_newest_memories(
+            request.name, entity_limit=None, memory_limit=FIND_MEMORY_LIMIT, with_aliases=True)
+        records = [
+            responses.entity_record(entity, memories, truncated)
+            for entity, memories, truncated in found]
+        response.entities = records
+        responses.fill_admin_success(response, f'{len(records)} exact match(es)')
+
+    def admin_add(self, request, response):
+        """Add a memory (supervised console write)."""
+        new = store.NewMemory(
+            kind=request.kind,
+            summary=request.summary,
+            links=tuple(
+                (store.parse_entity_id(link.entity_id), link.role) for link in request.links),
+            predicate=request.predicate or None,
+            value=request.value or None,
+            source_kind=request.source_kind or store.SOURCE_CONSOLE,
+            source_label=request.source_label,
+            confidence=request.confidence if request.has_confidence else None)
+        memory = self.store.add_memory(new)
+        self.health.wrote(memories=1, active_memories=1 if memory.status == 'active' else 0)
+        response.memory = responses.memory_message(memory)
+        responses.fill_admin_success(
+            response, f'created {store.format_memory_id(memory.id)}')
+
+    def admin_show(self, request, response):
+        """Show one memory with its payloads."""
+        memory, payloads = self.store.get_memory(store.parse_memory_id(request.memory_id))
+        response.memory = responses.memory_message(memory)
+        response.payloads = [responses.payload_record(payload) for payload in payloads]
+        responses.fill_retirement(response, memory)
+        responses.fill_admin_success(response, store.format_memory_id(memory.id))
+
+    def admin_list(self, request, response):
+        """List an entity's newest active memories."""
+        entity = self.store.get_entity(store.parse_entity_id(request.entity_id))
+        memories, truncated = self.store.newest_active_memories(entity.id, LIST_MEMORY_LIMIT)
+        response.entity = responses.entity_record(entity, memories, truncated)
+        responses.fill_admin_success(response, f'{len(memories)} active memories')
+
+    def admin_retire(self, request, response):
+        """Retire a memory with a reason."""
+        memory = self.store.retire_memory(
+            store.parse_memory_id(request.memory_id), request.reason)
+        self.health.wrote(active_memories=-1)
+        response.memory = responses.memory_message(memory)
+        responses.fill_retirement(response, memory)
+        responses.fill_admin_success(
+            response, f'retired {store.format_memory_id(memory.id)}')
+
+    def admin_forget(self, request, response):
+        """Preview (confirm false) or apply the removal of a memory or an entity."""
+        if request.confirm and self._copies_busy():
+            # The copy's read snapshot would keep the forgotten text in the WAL.
+            raise store.BusyError('a backup or export is running; forget when it is done')
+        target = request.target
+        if target.startswith('ENT'):
+            plan = self.store.forget_entity(
+                store.parse_entity_id(target), apply=request.confirm)
+        else:
+            plan = self.store.forget_memory(
+                store.parse_memory_id(target), apply=request.confirm)
+        if request.confirm:
+            # A forget may remove any number of rows of every kind: count afresh.
+            self.health.set_counts(self.store.counts())
+            # Kept answers and folded texts would hold the forgotten text in
+            # this process until replaced: the forget drops them now.
+            self.recall_cache.clear()
+            normalize.forget_kept_texts()
+        responses.fill_forget(response, plan)
+
+
+def _file_size(path):
+    try:
+        return os.stat(path).st_size
+    except OSError:
+        return None

@@ -1,0 +1,115 @@
+# SPDX-License-Identifier: Apache-2.0
+"""
+The one main loop every long-running node of the package uses.
+
+rclpy.init, build the node, spin until SIGINT/SIGTERM (rclpy's handlers end
+the spin after the callback in flight), then destroy the node and shut down.
+A node that cannot start raises StartupError: one clear log line, exit 1.
+
+The installed executables enter through start(), which makes SIGINT stop
+the process from its first line on. A shell starts a background job (`&` in
+a script, as tools/chat does) with SIGINT ignored, and Python keeps it
+ignored; rclpy.init installs its own handler, but only after the imports,
+which take a second or more on a loaded machine. A SIGINT in that window
+was lost and the node then ran until a second one. rclpy is imported lazily
+here so that start() runs before it.
+"""
+
+import importlib
+import signal
+import warnings
+
+# rclpy's warning when the middleware did not send a service reply: with
+# Fast DDS, the server had not yet discovered the client's reply reader
+# (discovery still under way) and gave up after the writer's blocking time.
+UNSENT_REPLY_WARNING = 'failed to send response'
+
+
+class StartupError(RuntimeError):
+    """The node cannot serve (bad parameters, unusable database, bad scenario)."""
+
+
+def start(module_name, interrupted_exit_code=0):
+    """
+    Entry point of an installed executable: import module_name and run its main().
+
+    SIGINT raises KeyboardInterrupt from here on, even when the parent
+    ignored it. A SIGINT while the modules load ends the process quietly
+    with interrupted_exit_code: nothing has started that needs stopping.
+    """
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        module = importlib.import_module(module_name)
+    except KeyboardInterrupt:
+        return interrupted_exit_code
+    return module.main()
+
+
+def run(node_class, logger_name, args=None):
+    """Spin node_class() until SIGINT/SIGTERM; return the process exit code."""
+    import rclpy
+    from rclpy.executors import ExternalShutdownException
+    from rclpy.impl.implementation_singleton import rclpy_implementation
+    import rclpy.logging
+
+    try:
+        rclpy.init(args=args)
+    except KeyboardInterrupt:
+        # SIGINT before rclpy's handlers were in place: a stop like any other.
+        rclpy.try_shutdown()
+        return 0
+    except rclpy_implementation.RCLError as error:
+        # Unusable ROS arguments, such as a params file that is missing or not valid YAML.
+        rclpy.logging.get_logger(logger_name).error(f'cannot start: {error}')
+        return 1
+    log_unsent_replies(rclpy.logging.get_logger(logger_name).warning)
+    node = None
+    try:
+        node = node_class()
+        rclpy.spin(node)
+    except StartupError as error:
+        rclpy.logging.get_logger(logger_name).error(str(error))
+        return 1
+    except (KeyboardInterrupt, ExternalShutdownException):
+        pass
+    except rclpy_implementation.RCLError:
+        # A SIGINT/SIGTERM that shuts the context down while the executor is
+        # between waits surfaces as "failed to initialize wait set: the given
+        # context is not valid" (seen on Jazzy in CI: exit 1 on SIGTERM).
+        # After shutdown that is the ordinary end of the spin; while the
+        # context is still ok it is a real failure.
+        if rclpy.ok():
+            raise
+    finally:
+        # A second Ctrl-C, or launch forwarding SIGINT to a process that already
+        # got it from the terminal, must not interrupt the cleanup below (the
+        # memory node closes its store there).
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        if node is not None:
+            node.destroy_node()
+        rclpy.try_shutdown()
+    return 0
+
+
+def log_unsent_replies(log):
+    """
+    Send every unsent-reply warning of rclpy to log (one call per reply).
+
+    rclpy reports a reply the middleware could not send as a RuntimeWarning,
+    which Python prints once per code location and then stays silent; the
+    client only sees no reply. Each one is logged here so that a lost reply
+    can be matched with the client's resend. Other warnings are shown as before.
+    """
+    shown = warnings.showwarning
+
+    def show(message, category, filename, lineno, file=None, line=None):
+        if issubclass(category, RuntimeWarning) and str(message).startswith(
+                UNSENT_REPLY_WARNING):
+            log(f'a service reply was not sent: {message}. The client was not discovered '
+                'in time; a client that resends gets its answer from the resend.')
+            return
+        shown(message, category, filename, lineno, file, line)
+
+    warnings.showwarning = show
+    warnings.filterwarnings('always', message=UNSENT_REPLY_WARNING, category=RuntimeWarning)

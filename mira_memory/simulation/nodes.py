@@ -1,0 +1,212 @@
+# SPDX-License-Identifier: Apache-2.0
+"""
+The one description of the simulation's processes, and its two conversions.
+
+simulation_nodes() says which executables run, under which node names and
+namespace, with which parameters and remappings. It is turned into
+- launch_ros Node actions by launch/simulation.launch.py (launch_node), and
+- real processes by the demo and the tests (Process: the same executable
+  with `--ros-args -r __ns:=... -r __node:=... --params-file <yaml>`),
+so CI starts exactly the nodes, names and parameters the launch file starts.
+
+Who gets which memory access is decided here, by wiring, and again inside
+each node by construction: cognition has recall_memory and remember clients,
+attention only recall_memory, perception none; the operator source uses the
+admin services for the supervised seed and is the only publisher of
+operator/utterance. Each node runs in its own SROS2 enclave (NodeSpec.enclave),
+which config/security/mira.policy.xml grants exactly this wiring.
+"""
+
+from dataclasses import dataclass, field
+import itertools
+import json
+import os
+import pathlib
+import signal
+import subprocess
+
+PACKAGE = 'mira_memory'
+# SROS2 enclaves (config/security/mira.policy.xml): one per process, fixed
+# paths whatever the namespace, because a keystore holds fixed enclaves.
+ENCLAVE_ROOT = '/mira'
+DEFAULT_NAMESPACE = '/mira'
+DEFAULT_ROBOT_PROFILE = 'Mira'
+DEFAULT_SCENARIO = 'demo.toml'
+MEMORY_NODE = 'memory'
+COGNITION_NODE = 'cognition'
+
+
+@dataclass(frozen=True)
+class NodeSpec:
+    """One node of the simulation: what runs, under which name, with which parameters."""
+
+    executable: str
+    name: str
+    namespace: str
+    parameters: dict = field(default_factory=dict)
+    remappings: tuple = ()
+
+    @property
+    def fully_qualified_name(self):
+        return f'{self.namespace.rstrip("/")}/{self.name}'
+
+    @property
+    def enclave(self):
+        """Return the SROS2 enclave this node runs in (used only when security is on)."""
+        return f'{ENCLAVE_ROOT}/{self.name}'
+
+
+def default_scenario_file():
+    """Return the installed demo scenario (share/mira_memory/config/scenarios/demo.toml)."""
+    from ament_index_python.packages import get_package_share_directory
+    return os.path.join(
+        get_package_share_directory(PACKAGE), 'config', 'scenarios', DEFAULT_SCENARIO)
+
+
+def normalize_namespace(namespace):
+    """Return namespace as an absolute ROS namespace ('mira' -> '/mira', '' -> '/')."""
+    stripped = namespace.strip().strip('/')
+    return f'/{stripped}'
+
+
+def simulation_nodes(*, database_path, scenario_file, robot_profile=DEFAULT_ROBOT_PROFILE,
+                     namespace=DEFAULT_NAMESPACE, call_timeout_sec=5.0,
+                     working_memory_capacity=50, exit_when_done=True):
+    """
+    Return the simulation's nodes, memory node first.
+
+    database_path must be absolute: the memory node resolves nothing against
+    its working directory. Every node reads the same scenario file.
+    """
+    if not os.path.isabs(database_path):
+        raise ValueError('database_path must be an absolute path')
+    namespace = normalize_namespace(namespace)
+    scenario_file = os.path.abspath(scenario_file)
+    return (
+        NodeSpec('memory_node', MEMORY_NODE, namespace, {
+            'enabled': True,
+            'database_path': database_path,
+            'robot_profile': robot_profile,
+        }),
+        NodeSpec('cognition_node', COGNITION_NODE, namespace, {
+            'scenario_file': scenario_file,
+            'memory_node': MEMORY_NODE,
+            'call_timeout_sec': float(call_timeout_sec),
+            'working_memory_capacity': int(working_memory_capacity),
+        }),
+        NodeSpec('attention_node', 'attention', namespace, {
+            'scenario_file': scenario_file,
+            'memory_node': MEMORY_NODE,
+            'call_timeout_sec': float(call_timeout_sec),
+        }),
+        NodeSpec('perception_node', 'perception', namespace, {
+            'scenario_file': scenario_file,
+        }),
+        NodeSpec('operator_source', 'operator_source', namespace, {
+            'scenario_file': scenario_file,
+            'memory_node': MEMORY_NODE,
+            'cognition_node': COGNITION_NODE,
+            'exit_when_done': bool(exit_when_done),
+        }),
+    )
+
+
+def launch_node(spec, **kwargs):
+    """Convert a NodeSpec into a launch_ros Node action (needs launch_ros)."""
+    from launch_ros.actions import Node
+    return Node(
+        package=PACKAGE, executable=spec.executable, name=spec.name,
+        namespace=spec.namespace, parameters=[dict(spec.parameters)],
+        remappings=list(spec.remappings), ros_arguments=['--enclave', spec.enclave],
+        **kwargs)
+
+
+def params_yaml(spec):
+    """Return the ROS parameters file for spec (the '/**' key, as launch_ros writes it)."""
+    lines = ['/**:', '  ros__parameters:']
+    # A JSON scalar is a valid YAML flow scalar, and quoted strings keep
+    # values such as 'true' or '1.0' from changing type.
+    lines += [f'    {name}: {json.dumps(value)}' for name, value in spec.parameters.items()]
+    return '\n'.join(lines) + '\n'
+
+
+def executable_path(executable):
+    """Return the installed path of one of the package's executables."""
+    from ament_index_python.packages import get_package_prefix
+    path = pathlib.Path(get_package_prefix(PACKAGE)) / 'lib' / PACKAGE / executable
+    if not path.exists():
+        raise FileNotFoundError(f'{path} is not installed; run tools/bootstrap')
+    return str(path)
+
+
+def process_command(spec, params_file):
+    """Return the command line that runs spec as a process, as ros2 launch would."""
+    command = [executable_path(spec.executable), '--ros-args',
+               '-r', f'__ns:={spec.namespace}', '-r', f'__node:={spec.name}',
+               '--enclave', spec.enclave]
+    for source, target in spec.remappings:
+        command += ['-r', f'{source}:={target}']
+    return command + ['--params-file', str(params_file)]
+
+
+_run_counter = itertools.count(1)
+
+
+class Process:
+    """One simulation node running as a real process; output goes to a log file."""
+
+    def __init__(self, spec, directory):
+        directory = pathlib.Path(directory)
+        directory.mkdir(parents=True, exist_ok=True)
+        stem = f'{spec.name}-{next(_run_counter)}'
+        params_file = directory / f'{stem}.params.yaml'
+        params_file.write_text(params_yaml(spec))
+        self.spec = spec
+        self.log_path = directory / f'{stem}.log'
+        self.command = process_command(spec, params_file)
+        self._log = open(self.log_path, 'w')
+        # Own session: a terminal's Ctrl-C reaches the harness, which stops
+        # the nodes itself, in order, and collects their exit codes.
+        self.process = subprocess.Popen(
+            self.command, stdout=self._log, stderr=subprocess.STDOUT,
+            start_new_session=True)
+
+    @property
+    def name(self):
+        return self.spec.name
+
+    def poll(self):
+        """Return the exit code, or None while running."""
+        return self.process.poll()
+
+    def output(self):
+        """Return everything the process printed so far."""
+        if not self._log.closed:
+            self._log.flush()
+        return self.log_path.read_text(errors='replace')
+
+    def wait(self, timeout):
+        """Wait for the process to exit by itself; return its code (None on timeout)."""
+        try:
+            return self.process.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            return None
+
+    def stop(self, timeout=15.0):
+        """SIGINT, wait, return the exit code; SIGKILL (and return None) if ignored."""
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGINT)
+            try:
+                self.process.wait(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+                self._log.close()
+                return None
+        self._log.close()
+        return self.process.returncode
+
+
+def start(specs, directory):
+    """Start every spec as a process, in order; return the Processes."""
+    return [Process(spec, directory) for spec in specs]

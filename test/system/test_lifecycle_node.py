@@ -1,0 +1,313 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Retire, forget, backup, export, import and migrate through the real node and console."""
+
+import contextlib
+import io
+import os
+import pathlib
+import re
+import sqlite3
+import subprocess
+import time
+
+from memory_services import MemoryServices, remember_request
+from mira_memory import srv
+from mira_memory.console import memory_console as console
+from mira_memory.console import offline_tools
+from mira_memory.core import archive, ownership, schema
+from mira_memory.core.admission import Proposal, TurnContext
+import pytest
+from raw_scan import raw_hits
+from rosutil import executable
+from schema_v1 import make_version_1_database
+
+pytestmark = pytest.mark.ros
+
+SECRETS = ('Zorblatt Quennifer', 'Quenny Vexmarrow', 'Zorblatt hides the plumbix key',
+           'plumbix key under the gazebo')
+
+
+def run(main, *argv):
+    stdout, stderr = io.StringIO(), io.StringIO()
+    code = main(list(argv), stdout=stdout, stderr=stderr)
+    return code, stdout.getvalue(), stderr.getvalue()
+
+
+def console_for(node):
+    def memory(*words):
+        return run(console.main, '--memory-node', node.prefix, '--timeout', '20', 'memory',
+                   *words)
+    return memory
+
+
+def created(output, prefix):
+    match = re.match(rf'created ({prefix}[1-9][0-9]*) ', output)
+    assert match, output
+    return match.group(1)
+
+
+def start(memory_node, ros, database):
+    node = memory_node({'enabled': True, 'database_path': str(database),
+                        'robot_profile': 'Mira'}, ros=ros)
+    node.database = database
+    return node
+
+
+def test_retire_through_the_console(ros, memory_node, tmp_path):
+    memory = console_for(start(memory_node, ros, tmp_path / 'memory.sqlite3'))
+    ada = created(memory('entity', 'add', 'person', 'Ada Lovelace')[1], 'ENT')
+    wrong = created(memory('add', 'fact', 'Ada likes mint tea', '--link', f'{ada}:subject',
+                           '--predicate', 'likes', '--value', 'mint tea')[1], 'MEM')
+    code, out, err = memory('retire', wrong, '--reason', 'she said coffee')
+    assert code == 0, err
+    assert re.fullmatch(rf'retired {wrong} at \S+Z: "she said coffee"\n', out)
+    code, out, _ = memory('show', wrong)
+    assert code == 0
+    assert '  status:       retired\n' in out and '  reason:       she said coffee\n' in out
+    assert re.search(r'  retired at:   \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ\n', out)
+    assert wrong not in memory('find', 'Ada Lovelace')[1]
+    assert wrong not in memory('list', ada)[1]
+    assert '  memories:       1 (0 active)' in memory('persistent')[1]
+    code, _, err = memory('retire', wrong, '--reason', 'again')
+    assert code == 1 and err == f'error: invalid_argument: {wrong} is already retired\n'
+
+
+def test_retiring_a_wrong_memory_lets_remember_admit_the_correction(ros, memory_node, tmp_path):
+    node = start(memory_node, ros, tmp_path / 'memory.sqlite3')
+    memory = console_for(node)
+    services = MemoryServices(ros, node.prefix)
+    created(memory('entity', 'add', 'person', 'Ada Lovelace')[1], 'ENT')
+
+    def remember(number, utterance, value):
+        # The node requires observed turns: MemoryServices says the turn first.
+        return services.remember(remember_request(
+            TurnContext(f'episode-{number}', f'turn-{number}', utterance),
+            Proposal(kind='fact', subject='Ada Lovelace', predicate='lives_in', value=value,
+                     related_entity=None, related_role=None,
+                     evidence=f'Ada Lovelace lives in {value}')))
+
+    wrong = remember(1, 'Ada Lovelace lives in Harrowgate.', 'Harrowgate')
+    assert (wrong.status, wrong.outcome) == ('applied', 'created')
+    refused = remember(2, 'No, Ada Lovelace lives in Pellham.', 'Pellham')
+    assert (refused.status, refused.reason) == ('rejected', 'conflict')
+    assert refused.conflicting_memory_ids == [wrong.memory_id]
+
+    assert memory('retire', wrong.memory_id, '--reason', 'operator corrected it')[0] == 0
+    corrected = remember(3, 'Ada Lovelace lives in Pellham, not Harrowgate.', 'Pellham')
+    assert (corrected.status, corrected.outcome) == ('applied', 'created')
+    assert corrected.memory_id != wrong.memory_id
+    # Retired, the wrong memory is not a duplicate either: saying it again is a conflict
+    # with the correction, not a reply naming the retired one.
+    again = remember(4, 'Ada Lovelace lives in Harrowgate.', 'Harrowgate')
+    assert (again.status, again.reason) == ('rejected', 'conflict')
+    assert again.conflicting_memory_ids == [corrected.memory_id]
+
+
+@contextlib.contextmanager
+def partial_file_locked(target, pid):
+    """
+    Hold a write lock on the file a backup to target writes first (archive.partial_path).
+
+    The node's backup thread then finds its destination locked, pauses and
+    retries until the lock goes: a backup that stays in flight as long as the
+    test needs, on a store of any size.
+    """
+    holder = sqlite3.connect(str(archive.partial_path(target, pid)), isolation_level=None)
+    try:
+        holder.execute('CREATE TABLE held (x)')
+        holder.execute('BEGIN EXCLUSIVE')
+        yield
+    finally:
+        holder.close()
+
+
+def console_process(node, *words):
+    return subprocess.Popen(
+        [executable('memory_console'), '--memory-node', node.prefix, '--timeout', '60',
+         'memory', *words], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def wait_for_backup_in_flight(node, target, console):
+    """
+    Return once the node's backup thread has opened its partial file.
+
+    It opens that file only after its snapshot is taken, so whatever is
+    written from now on is not in the backup.
+    """
+    partial = str(archive.partial_path(target, node.process.pid))
+    fds = pathlib.Path(f'/proc/{node.process.pid}/fd')
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        assert console.poll() is None, console.communicate()
+        for fd in fds.iterdir():
+            with contextlib.suppress(OSError):
+                if os.readlink(fd) == partial:
+                    return
+        time.sleep(0.05)
+    raise AssertionError('the backup never started')
+
+
+def copy_refused_as_busy(ros, node):
+    """Ask for an export while a copy runs (a relative path, never copied anyway)."""
+    answer = ros.call(srv.AdminExport, f'{node.prefix}/admin/export',
+                      srv.AdminExport.Request(path='relative.jsonl'))
+    return (answer.success, answer.error_code, answer.message) == (
+        False, 'busy', 'another backup or export is running; try again when it is done')
+
+
+def test_backup_runs_while_the_node_serves_everything_else(ros, memory_node, tmp_path):
+    node = start(memory_node, ros, tmp_path / 'memory.sqlite3')
+    memory = console_for(node)
+    services = MemoryServices(ros, node.prefix)
+    ada = created(memory('entity', 'add', 'person', 'Ada Lovelace')[1], 'ENT')
+    tea = created(memory('add', 'fact', 'Ada likes tea', '--link', f'{ada}:subject')[1], 'MEM')
+    target = tmp_path / 'backup.sqlite3'
+    with partial_file_locked(target, node.process.pid):
+        backup = console_process(node, 'backup', str(target))
+        wait_for_backup_in_flight(node, target, backup)
+        assert copy_refused_as_busy(ros, node)
+        # Every other service answers while the copy is in flight.
+        assert services.recall('Ada Lovelace').status == 'found'
+        remembered = services.remember(remember_request(
+            TurnContext('episode-1', 'turn-1', 'Ada Lovelace drinks coffee.'),
+            Proposal(kind='fact', subject='Ada Lovelace', predicate='drinks', value='coffee',
+                     related_entity=None, related_role=None,
+                     evidence='Ada Lovelace drinks coffee')))
+        assert (remembered.status, remembered.outcome) == ('applied', 'created')
+        assert memory('retire', tea, '--reason', 'she gave it up')[0] == 0
+        assert memory('forget', tea)[0] == 0  # the preview writes nothing
+        code, _, err = memory('forget', tea, '--yes')
+        assert (code, err) == (
+            1, 'error: busy: a backup or export is running; forget when it is done\n')
+        assert backup.poll() is None
+    out, err = backup.communicate(timeout=60)
+    assert backup.returncode == 0, err
+    # One snapshot, taken when the copy began: without the memory remembered since.
+    assert out == (f'backup written: {target} ({target.stat().st_size} bytes)\n'
+                   '  entities 1, aliases 0, memories 1, links 1, payloads 1\n')
+    assert memory('forget', tea, '--yes')[0] == 0
+    assert '  memories:       1 (1 active)' in memory('persistent')[1].splitlines()
+    from_backup = console_for(start(memory_node, ros, target))
+    assert '  memories:       1 (1 active)' in from_backup('persistent')[1].splitlines()
+
+
+def test_sigint_during_a_backup_stops_it_and_the_node_cleanly(ros, memory_node, tmp_path):
+    database = tmp_path / 'memory.sqlite3'
+    node = start(memory_node, ros, database)
+    memory = console_for(node)
+    created(memory('entity', 'add', 'person', 'Ada Lovelace')[1], 'ENT')
+    target = tmp_path / 'backup.sqlite3'
+    partial = archive.partial_path(target, node.process.pid)
+    with partial_file_locked(target, node.process.pid):
+        backup = console_process(node, 'backup', str(target))
+        wait_for_backup_in_flight(node, target, backup)
+        assert node.stop() == 0
+        # The copy ended with the node: no backup, its partial file removed.
+        assert not target.exists() and not partial.exists()
+    assert 'Traceback' not in node.output()
+    # No reply will come (the console would wait out its copy deadline).
+    backup.kill()
+    backup.communicate()
+    # The store was closed and given up cleanly: another node opens it.
+    again = console_for(start(memory_node, ros, database))
+    assert '  entities:       1' in again('persistent')[1].splitlines()
+
+
+def test_forget_leaves_no_text_in_any_file_while_running_and_after(ros, memory_node, tmp_path):
+    database = tmp_path / 'memory.sqlite3'
+    node = start(memory_node, ros, database)
+    memory = console_for(node)
+    keep = created(memory('entity', 'add', 'person', 'Ada Lovelace')[1], 'ENT')
+    secret = created(memory('entity', 'add', 'person', SECRETS[0])[1], 'ENT')
+    assert memory('alias', 'add', secret, SECRETS[1])[0] == 0
+    secret_memory = created(memory('add', 'fact', SECRETS[2], '--link', f'{secret}:subject',
+                                   '--link', f'{keep}:witness', '--predicate', 'hides',
+                                   '--value', SECRETS[3])[1], 'MEM')
+    # Recall reads through the node's second, read-only connection first.
+    found = ros.call(srv.RecallMemory, f'{node.prefix}/recall_memory',
+                     srv.RecallMemory.Request(query=SECRETS[1]))
+    assert found.status == 'found'
+    assert raw_hits(database, SECRETS)
+
+    code, out, _ = memory('forget', secret)
+    assert code == 0
+    assert out == (f'would forget {secret}: 1 memories, 1 aliases, 2 links, 1 payloads\n'
+                   f'  memories: {secret_memory}\n'
+                   'nothing was removed; add --yes to remove it for good\n')
+    assert memory('show', secret_memory)[0] == 0
+    code, out, _ = memory('forget', secret, '--yes')
+    assert code == 0 and out.startswith(f'forgot {secret}: 1 memories, 1 aliases')
+    assert memory('show', secret_memory)[2] == (
+        f'error: not_found: memory {secret_memory} not found\n')
+    assert memory('entity', 'find', SECRETS[1])[1] == 'no entity has that exact name or alias\n'
+    assert raw_hits(database, SECRETS) == []
+    # The forgotten ids are not given again.
+    assert created(memory('entity', 'add', 'person', 'Bob')[1], 'ENT') == 'ENT3'
+    assert node.stop() == 0
+    assert raw_hits(database, SECRETS) == []
+
+
+def test_backup_export_and_import_through_node_and_tools(ros, memory_node, tmp_path):
+    database = tmp_path / 'memory.sqlite3'
+    node = start(memory_node, ros, database)
+    memory = console_for(node)
+    ada = created(memory('entity', 'add', 'person', 'Ada Lovelace')[1], 'ENT')
+    for summary in ('Ada likes tea', 'Ada writes notes'):
+        memory('add', 'fact', summary, '--link', f'{ada}:subject')
+    assert memory('forget', 'MEM2', '--yes')[0] == 0
+    backup = tmp_path / 'backup.sqlite3'
+    code, out, err = memory('backup', str(backup))
+    assert code == 0, err
+    assert out == (f'backup written: {backup} ({backup.stat().st_size} bytes)\n'
+                   '  entities 1, aliases 0, memories 1, links 1, payloads 1\n')
+    assert schema.read_version(backup)[0] == 2
+    code, _, err = memory('backup', str(backup))
+    assert code == 1 and err.startswith('error: exists: ') and '--force' in err
+    assert memory('backup', str(backup), '--force')[0] == 0
+    code, _, err = memory('backup', str(database))
+    assert (code, err) == (1, 'error: invalid_argument: the target is the database itself\n')
+    export = tmp_path / 'memory.jsonl'
+    code, out, err = memory('export', str(export))
+    assert code == 0, err and out.startswith(f'export written: {export}')
+    assert node.stop() == 0
+
+    imported = tmp_path / 'imported.sqlite3'
+    code, out, err = run(offline_tools.import_main, '--database', str(imported),
+                         '--from', str(export))
+    assert code == 0, err
+    again = console_for(start(memory_node, ros, imported))
+    lines = again('persistent')[1].splitlines()
+    assert '  schema version: 2' in lines and '  memories:       1 (1 active)' in lines
+    # MEM2 was forgotten before the export: the imported store does not reuse it.
+    assert created(again('add', 'fact', 'x', '--link', f'{ada}:subject')[1], 'MEM') == 'MEM3'
+    from_backup = console_for(start(memory_node, ros, backup))
+    assert '  entities:       1' in from_backup('persistent')[1].splitlines()
+
+
+def test_migrate_then_start_the_node(ros, memory_node, tmp_path):
+    database = make_version_1_database(tmp_path / 'memory.sqlite3')
+    code, out, err = run(offline_tools.migrate_main, '--database', str(database))
+    assert code == 0, err
+    memory = console_for(start(memory_node, ros, database))
+    lines = memory('persistent')[1].splitlines()
+    assert '  schema version: 2' in lines and '  memories:       2 (2 active)' in lines
+    assert 'Ada likes tea' in memory('list', 'ENT1')[1]
+
+
+def test_migrate_refuses_while_a_memory_node_runs(ros, memory_node, tmp_path):
+    database = tmp_path / 'memory.sqlite3'
+    node = start(memory_node, ros, database)
+    assert ownership._flock_owner(os.stat(database)) == node.process.pid
+    before = database.read_bytes()
+    code, out, err = run(offline_tools.migrate_main, '--database', str(database))
+    assert code == 1 and out == ''
+    assert f'owned by process {node.process.pid}' in err and 'stop the memory node' in err
+    assert database.read_bytes() == before
+
+
+def test_copy_services_declare_busy_and_exists():
+    for service_type in (srv.AdminRetire, srv.AdminForget, srv.AdminBackup, srv.AdminExport):
+        declared = {value for name, value in vars(service_type.Response).items()
+                    if name.startswith('ERROR_')}
+        assert declared == {'invalid_argument', 'not_found', 'duplicate_alias', 'disabled',
+                            'backend_failure', 'busy', 'exists'}

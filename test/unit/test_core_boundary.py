@@ -1,0 +1,99 @@
+# SPDX-License-Identifier: Apache-2.0
+"""
+The ROS-free modules stay ROS-free, and the core imports nothing above it.
+
+ROS-free: mira_memory/core/ (the memory domain), cognition's library
+(episodes, tools, chat, scenario) and wire's id rule: no rclpy, no rosidl,
+no generated interfaces. The core imports no other layer of the package
+(ros/, memory/, cognition/, console/, simulation/, wire).
+"""
+
+import ast
+import pathlib
+import subprocess
+import sys
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+PACKAGE = ROOT / 'mira_memory'
+CORE = PACKAGE / 'core'
+# Cognition's ROS-free library; cognition/runner.py and node.py are its ROS side.
+COGNITION_LIBRARY = ('episodes', 'tools', 'chat', 'scenario')
+FORBIDDEN = ('rclpy', 'rosidl', 'rcl_interfaces', 'std_srvs', 'launch',
+             'mira_memory.msg', 'mira_memory.srv')
+ABOVE_CORE = ('mira_memory.ros', 'mira_memory.memory', 'mira_memory.cognition',
+              'mira_memory.console', 'mira_memory.simulation', 'mira_memory.wire')
+
+
+def _ros_free_sources():
+    return sorted(CORE.glob('*.py')) + [
+        PACKAGE / 'cognition' / f'{name}.py' for name in COGNITION_LIBRARY]
+
+
+def _imported_modules(path):
+    tree = ast.parse(path.read_text(), filename=str(path))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            yield from (alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            module = node.module or ''
+            if node.level == 0 and module == 'mira_memory':
+                yield from (f'mira_memory.{alias.name}' for alias in node.names)
+            else:
+                yield module
+
+
+def _is_forbidden(module, names=FORBIDDEN):
+    return any(module == name or module.startswith(name + '.') for name in names)
+
+
+def test_core_modules_exist():
+    names = {path.stem for path in CORE.glob('*.py')}
+    assert {'normalize', 'store', 'admission', 'recall'} <= names
+
+
+def test_ros_free_sources_import_no_ros():
+    offenders = {
+        str(path.relative_to(ROOT)): module
+        for path in _ros_free_sources()
+        for module in _imported_modules(path)
+        if _is_forbidden(module)
+    }
+    assert offenders == {}
+
+
+def test_core_imports_nothing_above_it():
+    offenders = {
+        str(path.relative_to(ROOT)): module
+        for path in CORE.glob('*.py')
+        for module in _imported_modules(path)
+        if _is_forbidden(module, ABOVE_CORE)
+    }
+    assert offenders == {}
+
+
+def test_checker_catches_a_ros_import(tmp_path):
+    # The check above must be able to fail.
+    sample = tmp_path / 'sample.py'
+    sample.write_text('from mira_memory import srv\nimport rclpy.node\n')
+    assert [m for m in _imported_modules(sample) if _is_forbidden(m)] == [
+        'mira_memory.srv', 'rclpy.node']
+
+
+def test_importing_the_ros_free_modules_loads_no_ros_module():
+    # Also at run time: import every core module, cognition's library and
+    # wire (whose QoS profiles load rclpy only when used) in a fresh
+    # interpreter from the source tree and list what got loaded.
+    code = (
+        'import importlib, pkgutil, sys\n'
+        'import mira_memory.core as core\n'
+        'for info in pkgutil.iter_modules(core.__path__):\n'
+        '    importlib.import_module("mira_memory.core." + info.name)\n'
+        f'for name in {COGNITION_LIBRARY!r}:\n'
+        '    importlib.import_module("mira_memory.cognition." + name)\n'
+        'import mira_memory.wire\n'
+        f'bad = sorted(m for m in sys.modules if m.split(".")[0] in {FORBIDDEN!r}\n'
+        '             or m in ("mira_memory.msg", "mira_memory.srv"))\n'
+        'print(",".join(bad))\n')
+    result = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True,
+                            cwd=ROOT, check=True)
+    assert result.stdout.strip() == ''
