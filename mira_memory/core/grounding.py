@@ -267,7 +267,8 @@ LANGUAGE_KEYS = frozenset((
     'copulas', 'possessive_suffixes', 'possessive_subjects', 'possessive_determiners',
     'relation_nouns', 'contraction_followers', 'privative_modifiers', 'function_words',
     'value_followers', 'adverb_suffixes', 'markers', 'homographs', 'contraction_suffixes',
-    'plain_phrases', 'verb_bracket'))
+    'plain_phrases', 'verb_bracket', 'genitive_prepositions', 'preference_verbs',
+    'preference_contrasts'))
 
 
 class Language:
@@ -353,6 +354,9 @@ class Language:
         self.adverb_suffixes = endings('adverb_suffixes')
         self.contraction_suffixes = endings('contraction_suffixes')
         self.plain_phrases = phrases('plain_phrases')
+        self.genitive_prepositions = words('genitive_prepositions')
+        self.preference_verbs = words('preference_verbs')
+        self.preference_contrasts = words('preference_contrasts')
         # Words that may open a complete clause although they are function
         # words: persons, articles and titles, possessive determiners.
         self.clause_openers = (self.persons | self.subject_prefixes
@@ -559,10 +563,12 @@ def said_as_genitive(name, evidence):
 
 def _genitive_span(lang, needle, evidence_text, offset):
     """
-    Return the span of a name said with a genitive ending and no apostrophe ("Pauls").
+    Return the span of a name said inside one word with a genitive ending or elision.
 
-    Only the name itself may be read so, and only with a whole ending of the
-    language data (German and Dutch "s"): "Pauls Lieblingsstadt ist Wien".
+    Only the name itself may be read so, and only with a whole ending or
+    opening of the language data: German and Dutch "s" ("Pauls
+    Lieblingsstadt ist Wien"), an elided French or Italian article or
+    preposition ("La ville préférée d'Étienne est Marseille").
     """
     try:
         name = [token.key for token in tokenize(normalize_key(needle)) if token.is_word]
@@ -571,11 +577,25 @@ def _genitive_span(lang, needle, evidence_text, offset):
     words = [token for token in tokenize(evidence_text) if token.is_word]
     for index in range(len(words) - len(name) + 1):
         found = words[index:index + len(name)]
-        last = found[-1].key
-        if [word.key for word in found[:-1]] == name[:-1] and last.startswith(name[-1]) and (
-                last[len(name[-1]):] in lang.possessive_suffixes):
-            return (offset + found[0].start,
-                    offset + found[-1].start + len(found[-1].text) - len(last) + len(name[-1]))
+        keys = [word.key for word in found]
+        head, _, opened = keys[0].rpartition("'")
+        elided = bool(head) and (head + "'" in lang.function_words
+                                 or head + "'" in lang.genitive_prepositions)
+        first_key = opened if elided else keys[0]
+        if len(name) == 1:
+            last, inner = first_key, []
+        else:
+            last, inner = keys[-1], [first_key] + keys[1:-1]
+        if inner != name[:-1] or not last.startswith(name[-1]):
+            continue
+        ending = last[len(name[-1]):]
+        if ending and ending not in lang.possessive_suffixes:
+            continue
+        if not ending and not elided:
+            continue
+        start = found[0].start + (len(found[0].text) - len(opened) if elided else 0)
+        stop = found[-1].end - len(ending)
+        return offset + start, offset + stop
     return None
 
 
@@ -602,7 +622,12 @@ def _cover(lang, tokens, start, end):
         if token.start >= end:
             break
         if token.start < start:
-            return None
+            # "d'Étienne", "dell'Anna": an elided article or preposition may
+            # open the word the name is in.
+            head = _key(token.text[:start - token.start])
+            if not (head.endswith("'") and (head in lang.function_words
+                                            or head in lang.genitive_prepositions)):
+                return None
         if token.end > end:
             rest = _key(tokens[index].text[end - token.start:])
             if rest in lang.contraction_suffixes:
@@ -760,9 +785,14 @@ def _ground_occurrence(c, start, end):
     same = lang.robot_references if subject_key in lang.robot_references else frozenset()
     allowed = _reach(c, (first,), sentence.end, lead=True, prefixes=True, also=same)
     bracket = _sentence_language(lang, tokens, sentence) in lang.verb_bracket
-    if subject_first not in allowed and not (bracket and _inverted(lang, tokens, first,
-                                                                    subject_first)):
-        return Grounding('subject_not_first')
+    # "d'Odile": a name opened by an elided preposition is said as a possessor.
+    elided = tokens[subject_first].start < subject_span[0]
+    if elided or subject_first not in allowed and not (
+            bracket and _inverted(lang, tokens, first, subject_first)):
+        failure = _genitive_failure(c, first, subject_span, subject_first, subject_stop, stop)
+        if failure:
+            return Grounding(failure)
+        possessive = False  # "la ville préférée d'Étienne est ...": judged just now
 
     first_failure = None
     for value_span in value_spans or [None]:
@@ -1221,6 +1251,38 @@ def _possessor_failure(c, tokens, subject_stop, value_first, end):
     return None if parts & set(possessed) else 'subject_possessor'
 
 
+def _genitive_failure(c, first, subject_span, subject_first, subject_stop, stop):
+    """
+    Return None for a subject named as the possessor after what it has, else the failure.
+
+    "<the> <up to 3 words> of <subject> <copula> <value>" describes the
+    possessor, as "<subject>'s ... is" does: "La ville préférée d'Étienne est
+    Marseille", "Il colore preferito di Chiara è il verde". A person or animal
+    possessed is another party ("The friend of Ada is a baker"), and with
+    another verb the clause is about what is possessed ("The friend of Ada
+    likes tea"): the subject does not open the clause.
+    """
+    lang, tokens = c.lang, c.tokens
+    elided = tokens[subject_first].start < subject_span[0]
+    if elided:
+        possessed = tokens[first:subject_first]
+    elif subject_first > first and tokens[subject_first - 1].key in lang.genitive_prepositions:
+        possessed = tokens[first:subject_first - 1]
+    else:
+        return 'subject_not_first'
+    content = [token.key for token in possessed
+               if token.key not in lang.function_words and token.key not in lang.subject_prefixes]
+    if (not content or len(content) > _POSSESSED_MAX_WORDS
+            or not all(token.is_word for token in possessed)
+            or subject_stop >= stop or tokens[subject_stop].key not in lang.copulas):
+        return 'subject_not_first'
+    relation = [key for key in content if key in lang.relation_nouns]
+    named = set(c.predicate.split('_')) - {'is', 'has', 'of', 'name', 'named'}
+    if relation and named != set(relation[-1:]):
+        return 'subject_possessor'
+    return None
+
+
 def _inverted(lang, tokens, first, subject_first):
     """
     Return True for a verb-second clause: "Seit 2015 wohnt Wiebke ...".
@@ -1361,6 +1423,12 @@ def _set_aside(c, tokens, first, value_first, value_stop, stop, suppressed):
                 or previous.key in lang.coordinators)):
             continue
         return 'value_set_aside'
+    # "prefers trains to planes": what a preference is compared with is set aside.
+    preferring = [index for index in range(first, value_first)
+                  if tokens[index].key in lang.preference_verbs]
+    if preferring and any(keys[end - 1] in lang.preference_contrasts
+                          and first + end - 1 > preferring[0] for end in ends if end > 0):
+        return 'value_set_aside'
     if tokens[value_first].is_number:
         if any(end in ends and end == start for _, end in _phrase_spans(
                 lang.approximators, keys[:start])):
@@ -1447,7 +1515,7 @@ def _names_relation(lang, tokens, first, value_first, value_stop, stop):
     rest = tokens[value_stop:stop]
     return (before is not None and before.is_word and before.key in lang.copulas
             and 0 < len(rest) <= _POSSESSED_MAX_WORDS
-            and all(token.is_word and not token.key.endswith(lang.possessive_suffixes)
+            and all(token.is_word and not token.key.endswith(lang.apostrophe_suffixes)
                     for token in rest))
 
 
