@@ -268,7 +268,7 @@ LANGUAGE_KEYS = frozenset((
     'relation_nouns', 'contraction_followers', 'privative_modifiers', 'function_words',
     'value_followers', 'adverb_suffixes', 'markers', 'homographs', 'contraction_suffixes',
     'plain_phrases', 'verb_bracket', 'genitive_prepositions', 'preference_verbs',
-    'preference_contrasts'))
+    'preference_contrasts', 'infinitive_endings', 'participle_prefixes', 'participle_endings'))
 
 
 class Language:
@@ -357,6 +357,9 @@ class Language:
         self.genitive_prepositions = words('genitive_prepositions')
         self.preference_verbs = words('preference_verbs')
         self.preference_contrasts = words('preference_contrasts')
+        self.infinitive_endings = endings('infinitive_endings')
+        self.participle_prefixes = tuple(sorted(words('participle_prefixes')))
+        self.participle_endings = endings('participle_endings')
         # Words that may open a complete clause although they are function
         # words: persons, articles and titles, possessive determiners.
         self.clause_openers = (self.persons | self.subject_prefixes
@@ -1123,8 +1126,11 @@ def _segment_failure(c, words, joined, direct, suppressed, addressed):
     if not words:
         return None
     word_keys = [word.key for word in words]
-    contrast = not direct and (bool(_phrase_lengths(lang.contrast_markers, word_keys, 0)) or (
-        joined and lang.is_negator(word_keys[0], suppressed)))
+    # A contrast sets something aside, so it has words after its marker.
+    markers = _phrase_lengths(lang.contrast_markers, word_keys, 0)
+    contrast = not direct and (
+        any(length < len(word_keys) for length in markers)
+        or (joined and len(word_keys) > 1 and lang.is_negator(word_keys[0], suppressed)))
     negators = [key for key in word_keys if lang.is_negator(key, suppressed)]
     if negators or _has_phrase(lang.negating_phrases, word_keys):
         # "..., not coffee": a contrast sets its own words aside; any other
@@ -1283,6 +1289,12 @@ def _genitive_failure(c, first, subject_span, subject_first, subject_stop, stop)
     return None
 
 
+def _is_closing_verb(lang, key):
+    """Return True for an infinitive or participle that may close a clause ("wohnen", "verheiratet")."""
+    return key.endswith(lang.infinitive_endings) or (
+        key.startswith(lang.participle_prefixes) and key.endswith(lang.participle_endings))
+
+
 def _inverted(lang, tokens, first, subject_first):
     """
     Return True for a verb-second clause: "Seit 2015 wohnt Wiebke ...".
@@ -1333,7 +1345,8 @@ def _value_and_polarity(c, first, stop, subject_span, subject_first, subject_sto
     # ("Wiebke ist mit Matthias verheiratet"); a fronted value is followed by
     # the verb and then the subject ("In Utrecht werkt Femke ...").
     closing_verb = bracket and tokens[value_stop].is_word if value_stop < stop else False
-    closing_verb = closing_verb and (value_stop + 1 == stop or value_stop + 1 == subject_first)
+    closing_verb = closing_verb and (value_stop + 1 == subject_first or (
+        value_stop + 1 == stop and _is_closing_verb(lang, tokens[value_stop].key)))
     # "Theo and Keiko're neighbours": the value ends before a contracted verb,
     # and what follows is that verb's complement.
     contracted = tokens[value_stop - 1].key.endswith(lang.contraction_suffixes) and (

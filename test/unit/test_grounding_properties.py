@@ -62,6 +62,15 @@ BAD_TAILS = ('?', ', I think.', ', or not.', ", doesn't it?", ', Bob Stone says.
              '. Hmm, no, that was Bob Stone.', ' no', ', as if!', ' for now.')
 # "X and not Y": the value after the contrast is set aside (issue 22).
 CONTRASTS = ('and not', 'rather than', 'as opposed to', 'but not')
+# The same clause in the six other languages (plain verb, negated verb): every
+# sentence is checked against every language's negators.
+FOREIGN_VERBS = (('aime', "n'aime pas"), ('mag', 'mag nie'), ('bebe', 'no bebe'),
+                 ('beve', 'non beve'), ('bebe', 'não bebe'), ('drinkt', 'drinkt nooit'),
+                 ('aime', 'ne boit jamais'), ('trinkt', 'trinkt keinen'),
+                 ('toma', 'nunca toma'), ('beve', 'non beve mai'), ('gosta de', 'nem gosta de'),
+                 ('eet', 'eet geen'))
+FOREIGN_HEDGES = ('Vielleicht ', 'Peut-être que ', 'Forse ', 'Quizás ', 'Misschien ', 'Talvez ',
+                  'Angeblich ', 'Apparemment ', 'Probabilmente ', 'Según Bob Stone, ')
 PREDICATES = {False: ('likes', 'enjoys', 'prefers', 'favours'),
               True: ('does_not_like', 'never_likes', 'not_keen_on')}
 SPACES = (' ', '  ', '\u3000', '\u00a0')
@@ -121,8 +130,8 @@ def requests(draw):
     negated = draw(st.booleans())
     value = draw(st.sampled_from(VALUES))
 
-    lead = draw(st.sampled_from(GOOD_LEADS * 4 + REQUEST_LEADS + BAD_LEADS))
-    grounded &= lead not in BAD_LEADS
+    lead = draw(st.sampled_from(GOOD_LEADS * 4 + REQUEST_LEADS + BAD_LEADS + FOREIGN_HEDGES))
+    grounded &= lead not in BAD_LEADS + FOREIGN_HEDGES
     subject_phrase = said
     form = draw(st.sampled_from(('plain',) * 12 + ('possessor', 'after_other', 'relation')))
     if form == 'possessor' and said != 'you':
@@ -137,6 +146,8 @@ def requests(draw):
     verb = verbs[0]
     if negated:
         verb = verbs[1] if form != 'plain' else draw(st.sampled_from(NEGATED[verbs[0]]))
+    if said != 'you' and draw(st.sampled_from((False,) * 4 + (True,))):
+        verb = draw(st.sampled_from(FOREIGN_VERBS))[1 if negated else 0]
     cut = draw(st.sampled_from(('none',) * 12 + ('complement',)))
     said_value = value + (' cakes' if cut == 'complement' else '')
     other_value = draw(st.sampled_from([other for other in VALUES if other != value]))
