@@ -45,8 +45,8 @@ that the operator plainly stated the proposal, they reject it, and the
 operator can say it again plainly.
 """
 
-from dataclasses import dataclass
 import dataclasses
+from dataclasses import dataclass
 import functools
 import itertools
 import pathlib
@@ -648,8 +648,6 @@ def _cover(lang, tokens, start, end):
     return first, stop, possessive
 
 
-
-
 def _is_abbreviation(tokens, index, lang):
     """Return True for a word written as an abbreviation ("No. 4", "St. Albans")."""
     following = tokens[index + 1] if index + 1 < len(tokens) else None
@@ -1078,7 +1076,8 @@ def _suffix_failure(c, sentence, closing, suppressed, addressed):
             elif tokens[index].text not in _BOUNDARIES and tokens[index].text not in _QUOTES:
                 return 'surroundings'
             index += 1
-        if index < end and (keys[index] in lang.clause_joiners or keys[index] in lang.coordinators):
+        if index < end and (keys[index] in lang.clause_joiners
+                            or keys[index] in lang.coordinators):
             joined, direct = True, False
             index += 1
         segment_start = index
@@ -1110,7 +1109,7 @@ def _trailing_length(c, keys, index):
 
 
 def _elided(lang, key):
-    """Return True for a function word elided onto the next word ("nell'orchestra", "l'hôpital")."""
+    """Return True for a function word elided onto a word ("nell'orchestra", "l'hôpital")."""
     head, apostrophe, rest = key.partition("'")
     return bool(apostrophe and rest) and (head + "'" in lang.function_words
                                           or head in lang.function_words)
@@ -1290,7 +1289,7 @@ def _genitive_failure(c, first, subject_span, subject_first, subject_stop, stop)
 
 
 def _is_closing_verb(lang, key):
-    """Return True for an infinitive or participle that may close a clause ("wohnen", "verheiratet")."""
+    """Return True for an infinitive or participle closing a clause ("wohnen", "verheiratet")."""
     return key.endswith(lang.infinitive_endings) or (
         key.startswith(lang.participle_prefixes) and key.endswith(lang.participle_endings))
 
@@ -1500,7 +1499,8 @@ def _polarity_failure(c, tokens, first, stop, value_span, value_stop, in_names, 
         contrast_at = min(contrast_at, value_stop + begin)
     indices = [index for index in range(first, contrast_at)
                if tokens[index].is_word and not in_names(tokens[index])
-               and not (value_span[0] <= tokens[index].start and tokens[index].end <= value_span[1])
+               and not (value_span[0] <= tokens[index].start
+                        and tokens[index].end <= value_span[1])
                and not _is_abbreviation(tokens, index, lang)]
     keys = [tokens[index].key for index in indices]
     negating = [position for position, key in enumerate(keys)
