@@ -48,6 +48,7 @@ operator can say it again plainly.
 import dataclasses
 from dataclasses import dataclass
 import functools
+import hashlib
 import itertools
 import pathlib
 import tomllib
@@ -57,6 +58,10 @@ import unicodedata
 from mira_memory.core.normalize import display_form, locate, NormalizationError, normalize_key
 
 LANGUAGE_DIRECTORY = pathlib.Path(__file__).resolve().parent / 'language'
+# The version of the rules' code: major for a rule that refuses what it
+# admitted before (or the reverse), minor for a new rule or word class.
+# rules_digest() names the word lists they read.
+RULES_VERSION = '3.0.0'
 
 # Failures: the rule family decides the reason (admission maps it); the name
 # picks the fixed error sentence.
@@ -405,7 +410,6 @@ def language():
 
 def rules_digest():
     """Return a short hash of the language data files: which words the rules read."""
-    import hashlib
     digest = hashlib.sha256()
     for path in sorted(LANGUAGE_DIRECTORY.glob('*.toml')):
         digest.update(path.name.encode() + b'\0' + path.read_bytes() + b'\0')
