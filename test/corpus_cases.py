@@ -1,17 +1,4 @@
-# Copyright 2026 mira_memory developers
-#
-# Licensed under the Apache License, Version 2.0 (the "License");
-# you may not use this file except in compliance with the License.
-# You may obtain a copy of the License at
-#
-#     http://www.apache.org/licenses/LICENSE-2.0
-#
-# Unless required by applicable law or agreed to in writing, software
-# distributed under the License is distributed on an "AS IS" BASIS,
-# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
-# See the License for the specific language governing permissions and
-# limitations under the License.
-
+# SPDX-License-Identifier: Apache-2.0
 """
 The labelled grounding corpus (test/grounding_corpus/*.toml): loading and checking it.
 
@@ -52,6 +39,7 @@ REPEATABLE_FIELDS = {'utterance', 'subject', 'predicate', 'value', 'related_enti
                      'related_role', 'evidence', 'episode_id', 'turn_id'}
 ENTITY_FIELDS = {'type', 'name', 'aliases'}
 MINIMUM_CASES = 150
+HELD_OUT_MINIMUM_CASES = 150
 
 
 class CorpusError(ValueError):
@@ -201,29 +189,47 @@ class Tally:
     false_rejections: list
     wrong_reasons: list
     cases: int = 0
+    # class -> [cases, created, rejected, wrong answers]
+    classes: dict = None
+    title: str = 'grounding corpus'
 
     @classmethod
-    def empty(cls):
-        return cls([], [], [])
+    def empty(cls, title='grounding corpus'):
+        return cls([], [], [], 0, {}, title)
 
     def record(self, case, status, outcome, reason):
         """Count one answer: (status, outcome, reason) against the case's label."""
         self.cases += 1
         created = (status, outcome) == ('applied', 'created')
+        counts = self.classes.setdefault(case.label, [0, 0, 0, 0])
+        counts[0] += 1
+        counts[1 if created else 2] += 1
         line = f'{case.source}:{case.name} [{case.label}] -> {status}/{outcome or reason}'
+        wrong = True
         if case.expect == 'created' and not created:
             self.false_rejections.append(line)
         elif case.expect == 'rejected' and status != 'rejected':
             self.false_admissions.append(line)
         elif case.expect == 'rejected' and case.reason and reason != case.reason:
             self.wrong_reasons.append(f'{line} (expected {case.reason})')
+        else:
+            wrong = False
+        counts[3] += wrong
+
+    def class_table(self):
+        """Return the per-class counts: cases, created, rejected, wrong answers."""
+        lines = [f'{"class":28} {"cases":>5} {"created":>7} {"rejected":>8} {"wrong":>5}']
+        for label, (cases, created, rejected, wrong) in sorted(self.classes.items()):
+            lines.append(f'{label:28} {cases:5} {created:7} {rejected:8} {wrong:5}')
+        return '\n'.join(lines)
 
     def report(self):
-        """Return the printed summary: both figures, then every wrong answer."""
-        lines = [f'grounding corpus: {self.cases} cases, '
+        """Return the printed summary: both figures, the classes, then every wrong answer."""
+        lines = [f'{self.title}: {self.cases} cases, '
                  f'{len(self.false_admissions)} false admissions, '
                  f'{len(self.false_rejections)} false rejections, '
                  f'{len(self.wrong_reasons)} wrong reasons']
+        lines.append(self.class_table())
         lines += ['false admission: ' + line for line in self.false_admissions]
         lines += ['false rejection: ' + line for line in self.false_rejections]
         lines += ['wrong reason: ' + line for line in self.wrong_reasons]

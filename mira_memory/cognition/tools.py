@@ -94,7 +94,9 @@ REMEMBER_TOOL = {
                 'type': 'string',
                 'description': (
                     'Canonical name or alias of the existing entity the memory is about, '
-                    'copied from the current operator utterance; it must occur in evidence. '
+                    'copied exactly as the operator said it; it must occur in evidence and '
+                    'be what the clause is about (not a possessor: in "Ada\'s brother '
+                    'sings", Ada is not the subject). '
                     'Use you, your, yours or yourself, as the operator said it, for the '
                     'robot itself. I, me, my, mine and myself are not resolved to anyone.'),
             },
@@ -103,13 +105,17 @@ REMEMBER_TOOL = {
                 'description': (
                     'A concise stable identifier for the property or relation, such as '
                     'favorite_drink or works_with: a letter, then letters, digits or '
-                    'underscores.'),
+                    'underscores. A negated statement needs a negated predicate: '
+                    '"Ada doesn\'t eat meat" is does_not_eat.'),
             },
             'value': {
                 'type': 'string',
                 'description': (
                     'The value, copied from the current operator utterance; it must occur '
-                    'in evidence. For a relationship, the same text as related_entity.'),
+                    'in evidence as a whole phrase: numbers whole, with any approximation '
+                    '("roughly 40"), and never what a contrast sets aside ("tea, not '
+                    'coffee" gives tea). For a relationship, the same text as '
+                    'related_entity.'),
             },
             'related_entity': {
                 'type': ['string', 'null'],
@@ -129,7 +135,9 @@ REMEMBER_TOOL = {
                 'type': 'string',
                 'description': (
                     'The shortest complete clause of the current operator utterance that '
-                    'states this, copied verbatim.'),
+                    'states this, copied verbatim, negation included. Never propose a '
+                    'question, plan, guess, report of what others say, joke, or '
+                    'something true only now (today, this week).'),
             },
         },
         'required': [

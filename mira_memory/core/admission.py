@@ -1,17 +1,4 @@
-# Copyright 2026 mira_memory developers
-#
-# Licensed under the Apache License, Version 2.0 (the "License");
-# you may not use this file except in compliance with the License.
-# You may obtain a copy of the License at
-#
-#     http://www.apache.org/licenses/LICENSE-2.0
-#
-# Unless required by applicable law or agreed to in writing, software
-# distributed under the License is distributed on an "AS IS" BASIS,
-# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
-# See the License for the specific language governing permissions and
-# limitations under the License.
-
+# SPDX-License-Identifier: Apache-2.0
 """
 Admission of one operator-grounded memory: the single authority for remember.
 
@@ -41,15 +28,25 @@ rejection (README.md mirrors this list as its rule table):
 
 Then the grounding rules (grounding.py; what was said is what is stored):
 
-10. evidence_not_in_utterance: the evidence is one complete clause of one
-    sentence that is not a question, not conditional, doubted, denied,
-    reported or hedged, and not negated from outside.
+10. evidence_not_in_utterance: the evidence is a plain statement: one
+    complete clause of one sentence that is not a question (a polite request
+    to remember is not one); everything else in its sentence is an allowed
+    lead-in, interjection, the robot's name, a name addressed, trailing word,
+    adverbial, contrast or complete coordinated clause; no word of the
+    sentence (in any language of language/) makes it conditional, doubted,
+    reported, hedged or modal, a plan, the future or an ended past, or scopes
+    it to now; no negation outside it governs it; no later sentence of the
+    turn takes it back.
 11. subject_not_supported: the subject opens that clause (after lead-ins,
-    openers, articles, titles) and is not only a possessor.
-12. value_not_supported: the value is a complete phrase that carries meaning
-    and is not the subject's own words.
+    articles, titles, "my cousin", "me and") and is not only a possessor of a
+    person or of something the predicate does not name; the value is not in
+    a clause of its own ("... that Carl plays chess", "..., who ...").
+12. value_not_supported: the value is a complete phrase that carries meaning,
+    is not the subject's own words, and is not what a contrast sets aside or
+    a number cut from its approximation.
 13. invalid_proposal: polarity; negated evidence needs a negating predicate
-    and a negating predicate needs negated evidence.
+    (or a dislike predicate for an aversion idiom) and a negating predicate
+    needs negated evidence.
 
 The remaining rules read the store and run in one write transaction with the
 insert, so nothing can change between the checks and the write:
@@ -58,11 +55,14 @@ insert, so nothing can change between the checks and the write:
     related_entity_ambiguous: exact name or alias; you/your/yours/yourself
     denote the robot profile entity, resolved now, for the subject only.
 16. invalid_proposal: a relationship's related entity is not its subject.
-17. subject_not_supported: no other subject (a person reference or a known
-    entity's name) opens a clause between the subject and the value, and the
+17. subject_not_supported: no other subject (a person reference, or any
+    known entity's name other than the subject and the related entity)
+    stands between the subject and the value ("Ada met Bob in Paris"), the
     subject is not the start of another entity's longer name ("Ada" said as
     part of "Ada Lovelace" while "Ada" is another person), and a second-person
-    subject is not addressed to another entity ("Ada, you like tea.").
+    subject is not addressed to another entity ("Ada, you like tea.");
+    evidence_not_in_utterance: a word group set off around the statement
+    ("Zed, Ada likes tea.") is accounted for only as a known name addressed.
 18. duplicate (applied, nothing written), conflict (facts and preferences
     share one slot per subject and predicate), 19. the per-turn limit, then
     the insert.
@@ -316,7 +316,8 @@ def _admit(store, context, proposal, robot_profile):
     evidence = _locate_evidence(context, proposal.evidence)
     if evidence is None:
         return _rejected(REASON_EVIDENCE_NOT_IN_UTTERANCE)
-    if locate(proposal.subject, evidence) is None:
+    if locate(proposal.subject, evidence) is None and not grounding.said_as_genitive(
+            proposal.subject, evidence):
         return _rejected(REASON_SUBJECT_NOT_SUPPORTED)
     value_key = normalize_key(proposal.value)
     if related_entity is not None:
@@ -329,7 +330,8 @@ def _admit(store, context, proposal, robot_profile):
         return _rejected(REASON_VALUE_NOT_SUPPORTED)
     grounded = grounding.ground(
         context.utterance, evidence, proposal.subject, proposal.value, predicate,
-        relationship=kind == KIND_RELATIONSHIP)
+        relationship=kind == KIND_RELATIONSHIP,
+        vocatives=(robot_profile,) if robot_profile else ())
     if grounded.failure:
         return _rejected(_GROUNDING_REASONS[grounded.rule], error=grounded.error)
     label = source_label(context)
@@ -351,12 +353,24 @@ def _admit(store, context, proposal, robot_profile):
             if related_id == subject_id:
                 return _rejected(REASON_INVALID_PROPOSAL, error=RELATED_IS_SUBJECT_ERROR)
             links += ((related_id, role),)
+        # Another entity between the subject and the value makes the value
+        # its own ("Ada met Bob in Paris"); the subject and the related
+        # entity named again ("cousin of quill and of Quillon Brask") do not.
+        own = {entity_id for entity_id, _ in links}
         if grounded.other_subject_found or any(
-                _names_entity(tx, name) for name in grounded.other_subject_candidates):
+                _names_entity(tx, name, besides=own)
+                for name in grounded.other_subject_candidates):
             return _rejected(REASON_SUBJECT_NOT_SUPPORTED, error=OTHER_SUBJECT_ERROR)
-        if any(_names_entity(tx, name, besides=subject_id)
-               for name in grounded.addressee_candidates):
-            return _rejected(REASON_SUBJECT_NOT_SUPPORTED, error=ADDRESSEE_ERROR)
+        second_person = normalize_key(proposal.subject) in SECOND_PERSON_SUBJECTS
+        for name in grounded.addressee_candidates:
+            # A word group set off around the statement is accounted for only
+            # as a name addressed; "you" addressed to another entity is not
+            # the robot.
+            if second_person and _names_entity(tx, name, besides=subject_id):
+                return _rejected(REASON_SUBJECT_NOT_SUPPORTED, error=ADDRESSEE_ERROR)
+            if not _names_entity(tx, name):
+                return _rejected(REASON_EVIDENCE_NOT_IN_UTTERANCE,
+                                 error=grounding.ERRORS['surroundings'][1])
         for name, only_possessor in grounded.longer_subject_candidates:
             if _names_entity(tx, name, besides=subject_id):
                 return _rejected(REASON_SUBJECT_NOT_SUPPORTED, error=LONGER_NAME_ERROR)
@@ -484,12 +498,13 @@ def _resolve_one(tx, name, not_found_reason, ambiguous_reason):
 
 
 def _names_entity(tx, name, besides=None):
-    """Return True when name exactly names an entity (other than besides)."""
+    """Return True when name exactly names an entity (other than besides: an id or ids)."""
     try:
-        matches = tx.find_entities(name, limit=2)
+        matches = tx.find_entities(name, limit=3)
     except InvalidInputError:
         return False
-    return any(entity.id != besides for entity in matches)
+    excluded = besides if isinstance(besides, (set, frozenset)) else {besides}
+    return any(entity.id not in excluded for entity in matches)
 
 
 def _link_set(memory):

@@ -2,32 +2,28 @@
 """
 The grounding corpus through the real remember service of one memory node process.
 
-Every case of test/grounding_corpus/*.toml is sent through
+Every case of test/grounding_corpus/*.toml (and, on a node of its own, of the
+held-out part in heldout/) is sent through
 MemoryServices.remember (so whatever that helper does before a request, such
 as publishing the operator turn, happens here too), on a world seeded
 through the admin services. The test prints the false admissions and false
 rejections and fails if either, or any wrong reason, is not zero.
 """
 
-from corpus_cases import load, ROBOT_PROFILE, Tally
+from corpus_cases import HELD_OUT_DIRECTORY, HELD_OUT_MINIMUM_CASES, load, ROBOT_PROFILE
+from corpus_cases import Tally
 from memory_services import MemoryServices, remember_request, start_enabled_node
 import pytest
 
 pytestmark = pytest.mark.ros
 
 
-@pytest.fixture(scope='module')
-def memory(ros, module_memory_node):
-    node = start_enabled_node(module_memory_node, ros, 'grounding_corpus', ROBOT_PROFILE)
-    return MemoryServices(ros, node.prefix)
-
-
-def test_every_corpus_case_through_the_service(memory):
-    corpus = load()
+def run_through_the_service(memory, corpus, title):
+    """Seed the corpus world through the admin services, send every case, check the Tally."""
     for entity in corpus.entities:
         memory.entity(entity.name, entity_type=entity.entity_type, aliases=entity.aliases)
     before = memory.counts()
-    tally = Tally.empty()
+    tally = Tally.empty(title)
 
     for number, case in enumerate(corpus.cases, 1):
         response = memory.remember(remember_request(case.context(number), case.proposal))
@@ -37,3 +33,16 @@ def test_every_corpus_case_through_the_service(memory):
     assert tally.clean, tally.report()
     created = sum(case.expect == 'created' for case in corpus.cases)
     assert memory.counts()['memory_count'] - before['memory_count'] == created
+
+
+def test_every_corpus_case_through_the_service(ros, module_memory_node):
+    node = start_enabled_node(module_memory_node, ros, 'grounding_corpus', ROBOT_PROFILE)
+    run_through_the_service(MemoryServices(ros, node.prefix), load(), 'grounding corpus')
+
+
+def test_every_held_out_case_through_the_service(ros, module_memory_node):
+    # Its own world on its own node: written before the round-3 rules (issue 22).
+    node = start_enabled_node(module_memory_node, ros, 'grounding_heldout', ROBOT_PROFILE)
+    run_through_the_service(
+        MemoryServices(ros, node.prefix),
+        load(HELD_OUT_DIRECTORY, minimum=HELD_OUT_MINIMUM_CASES), 'held-out grounding corpus')

@@ -467,7 +467,7 @@ def test_robot_profile_with_control_characters_is_refused(memory, ros):
 
 FIRST_PERSON = {
     'I': ('I drink elderflower cordial.', 'I', 'I drink elderflower cordial'),
-    'me': ('Tell me: me drinks elderflower cordial.', 'me', 'me drinks elderflower cordial'),
+    'me': ('me drinks elderflower cordial.', 'me', 'me drinks elderflower cordial'),
     'my': ('My drink is elderflower cordial.', 'My', 'My drink is elderflower cordial'),
     'mine': ('Mine is the elderflower cordial.', 'mine', 'Mine is the elderflower cordial'),
     'myself': ('Myself, I drink elderflower cordial.', 'MYSELF',

@@ -364,7 +364,7 @@ def test_robot_profile_is_resolved_at_admission_time(store, seed):
 
 @pytest.mark.parametrize('utterance,subject,evidence', [
     ('I drink zumbleberry tea.', 'I', 'I drink zumbleberry tea'),
-    ('Tell me: me drinks zumbleberry tea.', 'me', 'me drinks zumbleberry tea'),
+    ('me drinks zumbleberry tea.', 'me', 'me drinks zumbleberry tea'),
     ('My drink is zumbleberry tea.', 'My', 'My drink is zumbleberry tea'),
     ('Mine is the zumbleberry tea.', 'mine', 'Mine is the zumbleberry tea'),
     ('Myself, I drink zumbleberry tea.', 'myself', 'Myself, I drink zumbleberry tea'),
@@ -381,7 +381,7 @@ def test_first_person_resolves_literally_like_any_name(store, seed):
     me = store.add_entity('person', 'Me')
     proposal = replace(FACT, subject='me', evidence='me drinks zumbleberry tea')
 
-    result = admit(store, context('Tell me: me drinks zumbleberry tea.'), proposal,
+    result = admit(store, context('me drinks zumbleberry tea.'), proposal,
                    ROBOT_PROFILE)
 
     links = store.get_memory(result.memory_id)[0].links

@@ -1,17 +1,4 @@
-# Copyright 2026 mira_memory developers
-#
-# Licensed under the Apache License, Version 2.0 (the "License");
-# you may not use this file except in compliance with the License.
-# You may obtain a copy of the License at
-#
-#     http://www.apache.org/licenses/LICENSE-2.0
-#
-# Unless required by applicable law or agreed to in writing, software
-# distributed under the License is distributed on an "AS IS" BASIS,
-# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
-# See the License for the specific language governing permissions and
-# limitations under the License.
-
+# SPDX-License-Identifier: Apache-2.0
 """
 Property: no write happens unless every grounding rule holds, over 10,000 proposals.
 
@@ -55,12 +42,35 @@ SUBJECTS = (
     ('Zed Quist', ('likes', 'does not like'), None),
 )
 VALUES = ('green tea', 'black coffee', 'quiet rooms', 'jazz', 'teal', 'sea charts')
+# Negations beyond "not" (issue 22): a negated verb form is drawn from these.
+NEGATED = {'likes': ('does not like', "doesn't like", 'doesnt like', 'never likes',
+                     'hardly ever likes', 'by no means likes'),
+           'like': ('do not like', "don't like", 'dont like', 'never like', 'hardly ever like')}
 GOOD_LEADS = ('', 'Remember that ', 'For the record, ', 'Note that ', 'Just so you know, ',
-              'Nowadays ')
+              'Nowadays ', 'Ok Kestrel, ', 'hey kestrel remember ', 'so um ', 'By the way, ')
+# Polite requests to remember assert their complement, question mark and all.
+REQUEST_LEADS = ('Will you remember that ', 'Could you make a note: ')
 BAD_LEADS = ('I doubt that ', 'If ', 'It is false that ', 'Bob Stone says ', 'Maybe ',
-             'Do you know that ', 'I think ', 'Not that ', 'Suppose ')
-GOOD_TAILS = ('.', '!', ', every morning.', '; truly.', '')
-BAD_TAILS = ('?', ', I think.', ', or not.', ", doesn't it?", ', Bob Stone says.')
+             'Do you know that ', 'I think ', 'Not that ', 'Suppose ', 'In the film, ',
+             'Quick quiz: ', 'According to the newsletter: ', 'Hypothetically, ', 'Tonight ',
+             'For now, ', 'Back when Bob Stone was here, ', 'Do you remember whether ',
+             'Someday ')
+GOOD_TAILS = ('.', '!', ', every morning.', '; truly.', '', ' btw.', ' lol', ', mostly.',
+              ', but only in the evening.')
+BAD_TAILS = ('?', ', I think.', ', or not.', ", doesn't it?", ', Bob Stone says.', ', no?',
+             ', I reckon.', '. Just kidding.', '. Not.', ' today.', ', if I remember right.',
+             '. Hmm, no, that was Bob Stone.', ' no', ', as if!', ' for now.')
+# "X and not Y": the value after the contrast is set aside (issue 22).
+CONTRASTS = ('and not', 'rather than', 'as opposed to', 'but not')
+# The same clause in the six other languages (plain verb, negated verb): every
+# sentence is checked against every language's negators.
+FOREIGN_VERBS = (('aime', "n'aime pas"), ('mag', 'mag nie'), ('bebe', 'no bebe'),
+                 ('beve', 'non beve'), ('bebe', 'não bebe'), ('drinkt', 'drinkt nooit'),
+                 ('aime', 'ne boit jamais'), ('trinkt', 'trinkt keinen'),
+                 ('toma', 'nunca toma'), ('beve', 'non beve mai'), ('gosta de', 'nem gosta de'),
+                 ('eet', 'eet geen'))
+FOREIGN_HEDGES = ('Vielleicht ', 'Peut-être que ', 'Forse ', 'Quizás ', 'Misschien ', 'Talvez ',
+                  'Angeblich ', 'Apparemment ', 'Probabilmente ', 'Según Bob Stone, ')
 PREDICATES = {False: ('likes', 'enjoys', 'prefers', 'favours'),
               True: ('does_not_like', 'never_likes', 'not_keen_on')}
 SPACES = (' ', '  ', '\u3000', '\u00a0')
@@ -120,24 +130,33 @@ def requests(draw):
     negated = draw(st.booleans())
     value = draw(st.sampled_from(VALUES))
 
-    lead = draw(st.sampled_from(GOOD_LEADS * 4 + BAD_LEADS))
-    grounded &= lead in GOOD_LEADS
+    lead = draw(st.sampled_from(GOOD_LEADS * 4 + REQUEST_LEADS + BAD_LEADS + FOREIGN_HEDGES))
+    grounded &= lead not in BAD_LEADS + FOREIGN_HEDGES
     subject_phrase = said
-    form = draw(st.sampled_from(('plain',) * 12 + ('possessor', 'after_other')))
+    form = draw(st.sampled_from(('plain',) * 12 + ('possessor', 'after_other', 'relation')))
     if form == 'possessor' and said != 'you':
         subject_phrase = f"{said}'s brother"
         grounded = False
     elif form == 'after_other':
-        subject_phrase = f'My friend {said}' if said != 'you' else f'My friend and {said}'
+        subject_phrase = f'The friend of {said}'
         grounded = False
-    verb = verbs[1] if negated else verbs[0]
-    if form == 'possessor' and said != 'you':
-        verb = verbs[1] if negated else 'likes'
+    elif form == 'relation' and said != 'you':
+        # A possessive determiner before the name is the operator's relation.
+        subject_phrase = f'My cousin {said}'
+    verb = verbs[0]
+    if negated:
+        verb = verbs[1] if form != 'plain' else draw(st.sampled_from(NEGATED[verbs[0]]))
+    if said != 'you' and draw(st.sampled_from((False,) * 4 + (True,))):
+        verb = draw(st.sampled_from(FOREIGN_VERBS))[1 if negated else 0]
     cut = draw(st.sampled_from(('none',) * 12 + ('complement',)))
     said_value = value + (' cakes' if cut == 'complement' else '')
+    other_value = draw(st.sampled_from([other for other in VALUES if other != value]))
+    contrast = draw(st.sampled_from((None,) * 10 + CONTRASTS))
+    if contrast:
+        said_value = f'{said_value} {contrast} {other_value}'
     clause = f'{subject_phrase} {verb} {said_value}'
     tail = draw(st.sampled_from(GOOD_TAILS * 3 + BAD_TAILS))
-    grounded &= tail in GOOD_TAILS
+    grounded &= tail in GOOD_TAILS or (lead in REQUEST_LEADS and tail == '?')
     utterance = lead + clause + tail
 
     evidence = clause
@@ -167,6 +186,9 @@ def requests(draw):
         grounded = False
     elif value_form == 'subject':
         proposed_value = said
+        grounded = False
+    if contrast and draw(st.booleans()):
+        proposed_value = other_value
         grounded = False
     predicate_negated = draw(st.sampled_from((negated,) * 6 + (not negated,)))
     # Many slots, so that grounded requests are often created, not conflicts.

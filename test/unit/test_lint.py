@@ -5,8 +5,7 @@ Lint with ament's settings: flake8, pep257, package.xml, license lines.
 ament_copyright is not used: every file opens with the one-line
 `# SPDX-License-Identifier: Apache-2.0` (after a shebang), and a Python
 module's docstring follows on the next line, so its purpose is what a reader
-sees first. The files another branch is rewriting (LEGACY_HEADER_FILES)
-still carry the 13-line Apache header, which stays accepted for them only.
+sees first.
 """
 
 import pathlib
@@ -19,28 +18,6 @@ import pytest
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 PYTHON_DIRS = ('mira_memory', 'test', 'launch', 'bench', 'scripts', 'tools')
 SPDX = '# SPDX-License-Identifier: Apache-2.0'
-LEGACY_HEADER = """# Copyright 2026 mira_memory developers
-#
-# Licensed under the Apache License, Version 2.0 (the "License");
-# you may not use this file except in compliance with the License.
-# You may obtain a copy of the License at
-#
-#     http://www.apache.org/licenses/LICENSE-2.0
-#
-# Unless required by applicable law or agreed to in writing, software
-# distributed under the License is distributed on an "AS IS" BASIS,
-# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
-# See the License for the specific language governing permissions and
-# limitations under the License.""".splitlines()
-# Files under rewrite on another branch (issue 22) keep the old header until it lands.
-LEGACY_HEADER_FILES = {
-    'mira_memory/core/admission.py', 'mira_memory/core/grounding.py',
-    'mira_memory/core/normalize.py', 'test/corpus_cases.py',
-    'test/unit/test_grounding.py', 'test/unit/test_grounding_corpus.py',
-    'test/unit/test_grounding_properties.py',
-}
-
-
 SKIPPED_PARTS = {'__pycache__', 'cache', 'results'}  # bench/cache holds GB-sized stores
 SHEBANG = b'#!/usr/bin/env python3'
 
@@ -117,18 +94,11 @@ def _opening_lines(path):
 def test_license_line_then_purpose(path):
     lines = _opening_lines(path)
     name = str(path.relative_to(ROOT))
-    if name in LEGACY_HEADER_FILES and lines[:13] == LEGACY_HEADER:
-        return
     assert lines[:1] == [SPDX], f'{name} does not open with {SPDX!r}'
     # The module docstring comes next; its first line is the one-line purpose.
     assert len(lines) > 1 and lines[1].startswith('"""'), f'{name}: no docstring on line 2'
     purpose = lines[1][3:] or (lines[2] if len(lines) > 2 else '')
     assert purpose.strip() and purpose.strip() != '"""', f'{name}: the purpose line is empty'
-
-
-def test_legacy_header_files_exist():
-    # A stale entry would silently allow the old header on a new file of that name.
-    assert all((ROOT / name).is_file() for name in LEGACY_HEADER_FILES)
 
 
 @pytest.mark.parametrize('path', sorted(ROOT.glob('tools/*')) + [ROOT / '.ci' / 'run'],
