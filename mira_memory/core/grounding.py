@@ -50,6 +50,7 @@ from dataclasses import dataclass
 import functools
 import hashlib
 import itertools
+import os
 import pathlib
 import tomllib
 from typing import Optional, Tuple
@@ -62,6 +63,8 @@ LANGUAGE_DIRECTORY = pathlib.Path(__file__).resolve().parent / 'language'
 # admitted before (or the reverse), minor for a new rule or word class.
 # rules_digest() names the word lists they read.
 RULES_VERSION = '3.0.0'
+# An optional directory of further language files (language_files()).
+EXTRA_LANGUAGE_ENV = 'MIRA_MEMORY_EXTRA_LANGUAGE_DIR'
 
 # Failures: the rule family decides the reason (admission maps it); the name
 # picks the fixed error sentence.
@@ -396,24 +399,59 @@ class Language:
                 or (key.startswith(self.negator_prefixes) and len(key) > 2))
 
 
+def language_files():
+    """
+    Return the language data files the rules read: language/*.toml, then the extra ones.
+
+    EXTRA_LANGUAGE_ENV names an optional directory whose *.toml files (same
+    keys as language/en.toml) are merged in after the shipped ones: a site
+    can add a word without editing the package, and the tests change the
+    rules this way to exercise `memory verify`. Read once per process, like
+    the data itself.
+    """
+    files = sorted(LANGUAGE_DIRECTORY.glob('*.toml'))
+    extra = os.environ.get(EXTRA_LANGUAGE_ENV, '')
+    if extra:
+        directory = pathlib.Path(extra)
+        if not directory.is_dir():
+            raise RuntimeError(f'{EXTRA_LANGUAGE_ENV} is not a directory: {extra}')
+        files += sorted(directory.glob('*.toml'))
+    return files
+
+
+@functools.lru_cache(maxsize=1)
+def _language_data():
+    """Return ((file label, bytes), ...) of every language file, read once."""
+    files = language_files()
+    if not files:
+        raise RuntimeError(f'no grounding language data in {LANGUAGE_DIRECTORY}')
+    return tuple((_file_label(path), path.read_bytes()) for path in files)
+
+
+def _file_label(path):
+    # Shipped files by name; an extra file by its name after 'extra/', so an
+    # extra en.toml never hashes like the shipped one.
+    return path.name if path.parent == LANGUAGE_DIRECTORY else 'extra/' + path.name
+
+
 @functools.lru_cache(maxsize=1)
 def language():
-    """Return the merged language data (every language/*.toml, loaded once)."""
-    tables = []
-    for path in sorted(LANGUAGE_DIRECTORY.glob('*.toml')):
-        with path.open('rb') as data:
-            tables.append(tomllib.load(data))
-    if not tables:
-        raise RuntimeError(f'no grounding language data in {LANGUAGE_DIRECTORY}')
-    return Language(tables)
+    """Return the merged language data (every language file, loaded once)."""
+    return Language([tomllib.loads(data.decode('utf-8')) for _, data in _language_data()])
 
 
+@functools.lru_cache(maxsize=1)
 def rules_digest():
     """Return a short hash of the language data files: which words the rules read."""
     digest = hashlib.sha256()
-    for path in sorted(LANGUAGE_DIRECTORY.glob('*.toml')):
-        digest.update(path.name.encode() + b'\0' + path.read_bytes() + b'\0')
+    for label, data in _language_data():
+        digest.update(label.encode() + b'\0' + data + b'\0')
     return digest.hexdigest()[:16]
+
+
+def rules_id():
+    """Return the running rules as receipts record them: '<RULES_VERSION>+<rules_digest()>'."""
+    return f'{RULES_VERSION}+{rules_digest()}'
 
 
 @dataclass(frozen=True)
