@@ -87,6 +87,7 @@ memory and never creates an entity or an alias. `admit` never raises: store
 and SQLite failures become backend_failure.
 """
 
+import dataclasses
 from dataclasses import dataclass
 import sqlite3
 from typing import Optional, Tuple
@@ -96,7 +97,7 @@ from mira_memory.core import grounding
 from mira_memory.core.normalize import has_forbidden_characters, has_unsegmented_script
 from mira_memory.core.normalize import locate, NormalizationError, normalize_key, normalize_token
 from mira_memory.core.normalize import TOKEN_MAX_LENGTH
-from mira_memory.core.store import InvalidInputError, NewMemory
+from mira_memory.core.store import InvalidInputError, NewMemory, Receipt
 from mira_memory.core.store import SOURCE_OPERATOR_STATEMENT, StoreError
 
 STATUS_APPLIED = 'applied'
@@ -168,6 +169,15 @@ TURN_ALREADY_PROPOSED_ERROR = (
 RELATED_IS_SUBJECT_ERROR = (
     "A relationship's related entity must be another entity than its subject; nothing was "
     'written.')
+# The rules a created memory passed, and the rules verify runs again (judge).
+RULES_RAN_ADMITTED = '1-19'
+RULES_RAN_JUDGED = '1-17'
+_GROUNDING_RULES = {
+    grounding.CLAUSE: '10',
+    grounding.SUBJECT: '11',
+    grounding.VALUE: '12',
+    grounding.POLARITY: '13',
+}
 _GROUNDING_REASONS = {
     grounding.CLAUSE: REASON_EVIDENCE_NOT_IN_UTTERANCE,
     grounding.SUBJECT: REASON_SUBJECT_NOT_SUPPORTED,
@@ -257,6 +267,11 @@ class AdmissionResult:
     memory_id: Optional[int]
     conflicting_memory_ids: Tuple[int, ...]
     error: str
+    # The number of the rule that refused it ('1'..'19', README's table);
+    # '' when applied or when no rule did (backend_failure, rule 0b).
+    rule: str = ''
+    # For a created memory: what the rules decided (its receipt keeps it).
+    decision: Optional['Decision'] = None
 
 
 def source_label(context):
@@ -299,84 +314,16 @@ def backend_failure():
 
 
 def _admit(store, context, proposal, robot_profile):
-    reason = _check_arguments(proposal)
-    if reason:
-        return _rejected(reason)
-    related_entity = proposal.related_entity or None
-    related_role = proposal.related_role or None
-    tokens = _proposal_tokens(proposal, related_role)
-    if tokens is None:
-        return _rejected(REASON_INVALID_PROPOSAL)
-    kind, predicate, role = tokens
-    if kind == KIND_RELATIONSHIP:
-        if related_entity is None or role is None:
-            return _rejected(REASON_RELATED_FIELDS_INCOMPLETE)
-    elif related_entity is not None or role is not None:
-        return _rejected(REASON_RELATED_ENTITY_INVALID_FOR_KIND)
-    evidence = _locate_evidence(context, proposal.evidence)
-    if evidence is None:
-        return _rejected(REASON_EVIDENCE_NOT_IN_UTTERANCE)
-    if locate(proposal.subject, evidence) is None and not grounding.said_as_genitive(
-            proposal.subject, evidence):
-        return _rejected(REASON_SUBJECT_NOT_SUPPORTED)
-    value_key = normalize_key(proposal.value)
-    if related_entity is not None:
-        if locate(related_entity, evidence) is None:
-            return _rejected(REASON_RELATED_ENTITY_NOT_SUPPORTED)
-        if normalize_key(related_entity) != value_key:
-            return _rejected(REASON_RELATIONSHIP_VALUE_MISMATCH)
-    value = locate(proposal.value, evidence)
-    if value is None:
-        return _rejected(REASON_VALUE_NOT_SUPPORTED)
-    grounded = grounding.ground(
-        context.utterance, evidence, proposal.subject, proposal.value, predicate,
-        relationship=kind == KIND_RELATIONSHIP,
-        vocatives=(robot_profile,) if robot_profile else ())
-    if grounded.failure:
-        return _rejected(_GROUNDING_REASONS[grounded.rule], error=grounded.error)
+    request, rejection = _judge_request(context, proposal, robot_profile)
+    if rejection is not None:
+        return rejection
+    kind, predicate, value_key = request.kind, request.predicate, request.value_key
     label = source_label(context)
     with store.write() as tx:
-        subject_name = proposal.subject
-        if normalize_key(subject_name) in SECOND_PERSON_SUBJECTS:
-            subject_name = robot_profile
-        subject_id, reason = _resolve_one(
-            tx, subject_name, REASON_SUBJECT_NOT_FOUND, REASON_SUBJECT_AMBIGUOUS)
-        if reason:
-            return _rejected(reason)
-        links = ((subject_id, SUBJECT_ROLE),)
-        if kind == KIND_RELATIONSHIP:
-            related_id, reason = _resolve_one(
-                tx, related_entity, REASON_RELATED_ENTITY_NOT_FOUND,
-                REASON_RELATED_ENTITY_AMBIGUOUS)
-            if reason:
-                return _rejected(reason)
-            if related_id == subject_id:
-                return _rejected(REASON_INVALID_PROPOSAL, error=RELATED_IS_SUBJECT_ERROR)
-            links += ((related_id, role),)
-        # Another entity between the subject and the value makes the value
-        # its own ("Ada met Bob in Paris"); the subject and the related
-        # entity named again ("cousin of quill and of Quillon Brask") do not.
-        own = {entity_id for entity_id, _ in links}
-        if grounded.other_subject_found or any(
-                _names_entity(tx, name, besides=own)
-                for name in grounded.other_subject_candidates):
-            return _rejected(REASON_SUBJECT_NOT_SUPPORTED, error=OTHER_SUBJECT_ERROR)
-        second_person = normalize_key(proposal.subject) in SECOND_PERSON_SUBJECTS
-        for name in grounded.addressee_candidates:
-            # A word group set off around the statement is accounted for only
-            # as a name addressed; "you" addressed to another entity is not
-            # the robot.
-            if second_person and _names_entity(tx, name, besides=subject_id):
-                return _rejected(REASON_SUBJECT_NOT_SUPPORTED, error=ADDRESSEE_ERROR)
-            if not _names_entity(tx, name):
-                return _rejected(REASON_EVIDENCE_NOT_IN_UTTERANCE,
-                                 error=grounding.ERRORS['surroundings'][1])
-        for name, only_possessor in grounded.longer_subject_candidates:
-            if _names_entity(tx, name, besides=subject_id):
-                return _rejected(REASON_SUBJECT_NOT_SUPPORTED, error=LONGER_NAME_ERROR)
-            if only_possessor and _names_entity(tx, name):
-                return _rejected(REASON_SUBJECT_NOT_SUPPORTED,
-                                 error=grounding.ERRORS['subject_possessor'][1])
+        decision, rejection = _judge_store(tx, request, proposal, robot_profile)
+        if rejection is not None:
+            return rejection
+        subject_id, links = decision.subject_entity_id, decision.links
         if kind == KIND_RELATIONSHIP:
             same_slot = tx.relationship_memories(subject_id, predicate)
         else:
@@ -394,15 +341,196 @@ def _admit(store, context, proposal, robot_profile):
             conflicting = tuple(
                 memory.id for memory in same_slot if memory.value_key != value_key)
             if conflicting:
-                return _rejected(REASON_CONFLICT, conflicting[:CONFLICTING_IDS_MAX])
+                return _rejected(REASON_CONFLICT, conflicting[:CONFLICTING_IDS_MAX], rule='18')
         if tx.turn_memory(label) is not None:
-            return _rejected(REASON_INVALID_PROPOSAL, error=TURN_ALREADY_WROTE_ERROR)
+            return _rejected(REASON_INVALID_PROPOSAL, error=TURN_ALREADY_WROTE_ERROR, rule='19')
         memory = tx.insert_memory(
             NewMemory(
-                kind=kind, summary=evidence, links=links, predicate=predicate, value=value,
-                source_kind=SOURCE_OPERATOR_STATEMENT, source_label=label, confidence=None),
+                kind=kind, summary=request.evidence, links=links, predicate=predicate,
+                value=request.value, source_kind=SOURCE_OPERATOR_STATEMENT, source_label=label,
+                confidence=None),
             allow_runtime_source=True)
-    return AdmissionResult(STATUS_APPLIED, OUTCOME_CREATED, '', memory.id, (), '')
+        decision = dataclasses.replace(decision, rules_ran=RULES_RAN_ADMITTED)
+        # The same transaction: the memory and its receipt commit together.
+        tx.insert_receipt(receipt(memory.id, context, proposal, robot_profile, decision))
+    return AdmissionResult(STATUS_APPLIED, OUTCOME_CREATED, '', memory.id, (), '',
+                           decision=decision)
+
+
+def receipt(memory_id, context, proposal, robot_profile, decision):
+    """
+    Return the Receipt of a memory admitted on context and proposal (created_at: the store's).
+
+    It keeps what the rules read, no more: the utterance and the turn's ids,
+    the proposal's fields as sent, the robot profile, the running rules and
+    the decision.
+    """
+    return Receipt(
+        memory_id=memory_id, utterance=context.utterance, episode_id=context.episode_id,
+        turn_id=context.turn_id, kind=proposal.kind, subject=proposal.subject,
+        predicate=proposal.predicate, value=proposal.value,
+        related_entity=proposal.related_entity or None,
+        related_role=proposal.related_role or None, evidence=proposal.evidence,
+        robot_profile=robot_profile or '', rules_version=grounding.RULES_VERSION,
+        rules_digest=grounding.rules_digest(), rules_ran=decision.rules_ran,
+        subject_entity_id=decision.subject_entity_id,
+        related_entity_id=decision.related_entity_id, created_at='')
+
+
+@dataclass(frozen=True)
+class Judgment:
+    """
+    What rules 1-17 say of a proposal now, without writing (see judge).
+
+    rejection is the AdmissionResult remember would answer (its rule says
+    which rule refused), or None when every rule holds; then decision holds
+    the entity ids the rules resolved, summary and value the spans that
+    admission would store.
+    """
+
+    rejection: Optional[AdmissionResult]
+    decision: Optional['Decision'] = None
+    summary: str = ''
+    value: str = ''
+    kind: str = ''
+    predicate: str = ''
+
+
+def judge(reads, context, proposal, robot_profile):
+    """
+    Run rules 1-17 on a proposal against reads, writing nothing; return a Judgment.
+
+    reads answers find_entities(name, limit=...) on one consistent snapshot
+    (memory verify: a read-only connection). The rules of one turn's writes
+    (duplicate, conflict, the per-turn limit: 18 and 19) do not apply: a
+    stored memory judged again would only find itself. Store failures raise.
+    """
+    request, rejection = _judge_request(context, proposal, robot_profile)
+    if rejection is not None:
+        return Judgment(rejection)
+    decision, rejection = _judge_store(reads, request, proposal, robot_profile)
+    if rejection is not None:
+        return Judgment(rejection)
+    return Judgment(None, decision, request.evidence, request.value, request.kind,
+                    request.predicate)
+
+
+@dataclass(frozen=True)
+class Decision:
+    """The rules that ran (as text, e.g. '1-19') and the entity ids they resolved."""
+
+    rules_ran: str
+    subject_entity_id: int
+    related_entity_id: Optional[int]
+    # (entity id, role) pairs of the memory: the subject link, then the related one.
+    links: Tuple[Tuple[int, str], ...]
+
+
+@dataclass(frozen=True)
+class _Request:
+    """What rules 1-13 establish from the request alone."""
+
+    kind: str
+    predicate: str
+    role: Optional[str]
+    related_entity: Optional[str]
+    evidence: str
+    value: str
+    value_key: str
+    grounded: grounding.Grounding
+
+
+def _judge_request(context, proposal, robot_profile):
+    """Rules 1-13: return (_Request, None), or (None, the rejection)."""
+    reason = _check_arguments(proposal)
+    if reason:
+        return None, _rejected(reason, rule='1')
+    related_entity = proposal.related_entity or None
+    related_role = proposal.related_role or None
+    tokens = _proposal_tokens(proposal, related_role)
+    if tokens is None:
+        return None, _rejected(REASON_INVALID_PROPOSAL, rule='2')
+    kind, predicate, role = tokens
+    if kind == KIND_RELATIONSHIP:
+        if related_entity is None or role is None:
+            return None, _rejected(REASON_RELATED_FIELDS_INCOMPLETE, rule='4')
+    elif related_entity is not None or role is not None:
+        return None, _rejected(REASON_RELATED_ENTITY_INVALID_FOR_KIND, rule='3')
+    evidence = _locate_evidence(context, proposal.evidence)
+    if evidence is None:
+        return None, _rejected(REASON_EVIDENCE_NOT_IN_UTTERANCE, rule='5')
+    if locate(proposal.subject, evidence) is None and not grounding.said_as_genitive(
+            proposal.subject, evidence):
+        return None, _rejected(REASON_SUBJECT_NOT_SUPPORTED, rule='6')
+    value_key = normalize_key(proposal.value)
+    if related_entity is not None:
+        if locate(related_entity, evidence) is None:
+            return None, _rejected(REASON_RELATED_ENTITY_NOT_SUPPORTED, rule='7')
+        if normalize_key(related_entity) != value_key:
+            return None, _rejected(REASON_RELATIONSHIP_VALUE_MISMATCH, rule='8')
+    value = locate(proposal.value, evidence)
+    if value is None:
+        return None, _rejected(REASON_VALUE_NOT_SUPPORTED, rule='9')
+    grounded = grounding.ground(
+        context.utterance, evidence, proposal.subject, proposal.value, predicate,
+        relationship=kind == KIND_RELATIONSHIP,
+        vocatives=(robot_profile,) if robot_profile else ())
+    if grounded.failure:
+        return None, _rejected(_GROUNDING_REASONS[grounded.rule], error=grounded.error,
+                               rule=_GROUNDING_RULES[grounded.rule])
+    return _Request(kind, predicate, role, related_entity, evidence, value, value_key,
+                    grounded), None
+
+
+def _judge_store(reads, request, proposal, robot_profile):
+    """Rules 14-17 against the entities of reads: return (Decision, None) or (None, rejection)."""
+    grounded = request.grounded
+    subject_name = proposal.subject
+    if normalize_key(subject_name) in SECOND_PERSON_SUBJECTS:
+        subject_name = robot_profile
+    subject_id, reason = _resolve_one(
+        reads, subject_name, REASON_SUBJECT_NOT_FOUND, REASON_SUBJECT_AMBIGUOUS)
+    if reason:
+        return None, _rejected(reason, rule='14')
+    links = ((subject_id, SUBJECT_ROLE),)
+    related_id = None
+    if request.kind == KIND_RELATIONSHIP:
+        related_id, reason = _resolve_one(
+            reads, request.related_entity, REASON_RELATED_ENTITY_NOT_FOUND,
+            REASON_RELATED_ENTITY_AMBIGUOUS)
+        if reason:
+            return None, _rejected(reason, rule='15')
+        if related_id == subject_id:
+            return None, _rejected(REASON_INVALID_PROPOSAL, error=RELATED_IS_SUBJECT_ERROR,
+                                   rule='16')
+        links += ((related_id, request.role),)
+    # Another entity between the subject and the value makes the value
+    # its own ("Ada met Bob in Paris"); the subject and the related
+    # entity named again ("cousin of quill and of Quillon Brask") do not.
+    own = {entity_id for entity_id, _ in links}
+    if grounded.other_subject_found or any(
+            _names_entity(reads, name, besides=own)
+            for name in grounded.other_subject_candidates):
+        return None, _rejected(REASON_SUBJECT_NOT_SUPPORTED, error=OTHER_SUBJECT_ERROR, rule='17')
+    second_person = normalize_key(proposal.subject) in SECOND_PERSON_SUBJECTS
+    for name in grounded.addressee_candidates:
+        # A word group set off around the statement is accounted for only
+        # as a name addressed; "you" addressed to another entity is not
+        # the robot.
+        if second_person and _names_entity(reads, name, besides=subject_id):
+            return None, _rejected(REASON_SUBJECT_NOT_SUPPORTED, error=ADDRESSEE_ERROR,
+                                   rule='17')
+        if not _names_entity(reads, name):
+            return None, _rejected(REASON_EVIDENCE_NOT_IN_UTTERANCE,
+                                   error=grounding.ERRORS['surroundings'][1], rule='17')
+    for name, only_possessor in grounded.longer_subject_candidates:
+        if _names_entity(reads, name, besides=subject_id):
+            return None, _rejected(REASON_SUBJECT_NOT_SUPPORTED, error=LONGER_NAME_ERROR,
+                                   rule='17')
+        if only_possessor and _names_entity(reads, name):
+            return None, _rejected(REASON_SUBJECT_NOT_SUPPORTED,
+                                   error=grounding.ERRORS['subject_possessor'][1], rule='17')
+    return Decision(RULES_RAN_JUDGED, subject_id, related_id, links), None
 
 
 def duplicate(memory_id):
@@ -415,10 +543,10 @@ def turn_already_proposed():
     return _rejected(REASON_INVALID_PROPOSAL, error=TURN_ALREADY_PROPOSED_ERROR)
 
 
-def _rejected(reason, conflicting_memory_ids=(), error=None):
+def _rejected(reason, conflicting_memory_ids=(), error=None, rule=''):
     return AdmissionResult(
         STATUS_REJECTED, '', reason, None, conflicting_memory_ids,
-        _ERRORS[reason] if error is None else error)
+        _ERRORS[reason] if error is None else error, rule=rule)
 
 
 def _is_blank(text):

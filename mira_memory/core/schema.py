@@ -1,6 +1,14 @@
 # SPDX-License-Identifier: Apache-2.0
 """
-The store's SQLite schema (version 2), how a file is classified, and the v1 -> v2 migration.
+The store's SQLite schema (version 3), how a file is classified, and the migrations.
+
+Version 3 adds one table to version 2: `receipts`, one row per memory that
+remember admitted (source operator_statement), keyed by the memory's id: the
+operator's utterance as the node heard it, the episode and turn ids, the
+proposal as sent, the rules that admitted it (RULES_VERSION and the language
+data's digest) and their decision (the rules that ran, the entity ids they
+resolved). Memories written by the console, and every memory that existed
+before version 3, have none. See docs/receipts.md.
 
 Version 2 differs from version 1 in two ways only:
 - a memory is `active` or `retired`; a retired one records when
@@ -16,7 +24,7 @@ import sqlite3
 
 from mira_memory.core.errors import BackendError, UnsupportedDatabaseError
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 MIGRATE_COMMAND = 'ros2 run mira_memory memory_migrate --database %s'
 
 _TIMESTAMP_GLOB = (
@@ -92,6 +100,28 @@ _TABLES = {
                 AND sha256 IS NOT NULL))
     )
     """,
+    'receipts': """
+    CREATE TABLE receipts (
+        memory_id INTEGER PRIMARY KEY REFERENCES memories (id),
+        utterance TEXT NOT NULL CHECK (utterance <> ''),
+        episode_id TEXT NOT NULL CHECK (episode_id <> ''),
+        turn_id TEXT NOT NULL CHECK (turn_id <> ''),
+        kind TEXT NOT NULL CHECK (kind <> ''),
+        subject TEXT NOT NULL CHECK (subject <> ''),
+        predicate TEXT NOT NULL CHECK (predicate <> ''),
+        value TEXT NOT NULL CHECK (value <> ''),
+        related_entity TEXT CHECK (related_entity IS NULL OR related_entity <> ''),
+        related_role TEXT CHECK (related_role IS NULL OR related_role <> ''),
+        evidence TEXT NOT NULL CHECK (evidence <> ''),
+        robot_profile TEXT NOT NULL,
+        rules_version TEXT NOT NULL CHECK (rules_version <> ''),
+        rules_digest TEXT NOT NULL CHECK (rules_digest <> ''),
+        rules_ran TEXT NOT NULL CHECK (rules_ran <> ''),
+        subject_entity_id INTEGER NOT NULL CHECK (subject_entity_id > 0),
+        related_entity_id INTEGER CHECK (related_entity_id IS NULL OR related_entity_id > 0),
+        created_at TEXT NOT NULL CHECK (created_at GLOB {ts})
+    )
+    """,
 }
 
 _INDEXES = {
@@ -107,9 +137,14 @@ _INDEXES = {
     # by forget to find every memory linked to an entity.
     'memory_links': ('CREATE INDEX memory_links_entity ON memory_links (entity_id, memory_id)',),
     'payloads': ('CREATE INDEX payloads_memory ON payloads (memory_id, id)',),
+    # The node counts the receipts of other rules than its own at startup.
+    'receipts': (
+        'CREATE INDEX receipts_rules ON receipts (rules_version, rules_digest)',),
 }
 
-SCHEMA_TABLES = ('entities', 'aliases', 'memories', 'memory_links', 'payloads')
+SCHEMA_TABLES = ('entities', 'aliases', 'memories', 'memory_links', 'payloads', 'receipts')
+# The tables of version 2 (version 3 added receipts).
+_V2_TABLES = ('entities', 'aliases', 'memories', 'memory_links', 'payloads')
 # The tables whose ids are rendered or exported: AUTOINCREMENT keeps them unique forever.
 ID_TABLES = ('entities', 'aliases', 'memories', 'payloads')
 
@@ -142,7 +177,8 @@ def _names(conn):
 
 
 def _require_tables(conn, version):
-    missing = [table for table in SCHEMA_TABLES if table not in _names(conn)]
+    tables = SCHEMA_TABLES if version >= 3 else _V2_TABLES
+    missing = [table for table in tables if table not in _names(conn)]
     if missing:
         raise UnsupportedDatabaseError(
             'database claims schema version %d but lacks tables: %s'
@@ -151,10 +187,10 @@ def _require_tables(conn, version):
 
 def schema_state(conn, path=None):
     """
-    Classify an open database as 'empty' or 'current' (version 2).
+    Classify an open database as 'empty' or 'current' (version 3).
 
-    Raises UnsupportedDatabaseError for anything else; for a version 1 file
-    the message names the migration command.
+    Raises UnsupportedDatabaseError for anything else; for a version 1 or 2
+    file the message names the migration command.
     """
     version = conn.execute('PRAGMA user_version').fetchone()[0]
     names = _names(conn)
@@ -164,11 +200,11 @@ def schema_state(conn, path=None):
         raise UnsupportedDatabaseError(
             'database is not empty but has no schema version (user_version 0);'
             ' refusing to use or recreate it')
-    if version == 1:
+    if version in MIGRATES_FROM:
         raise UnsupportedDatabaseError(
-            'database has schema version 1, this node needs version %d; it was left'
+            'database has schema version %d, this node needs version %d; it was left'
             ' unchanged: stop the node and run: %s'
-            % (SCHEMA_VERSION, MIGRATE_COMMAND % (path or 'PATH')))
+            % (version, SCHEMA_VERSION, MIGRATE_COMMAND % (path or 'PATH')))
     if version != SCHEMA_VERSION:
         raise UnsupportedDatabaseError(
             'database schema version %d is not supported (expected %d)'
@@ -220,9 +256,10 @@ def _read_only(path, read):
 
 
 def table_counts(conn):
-    """Return {table: row count} of every schema table."""
+    """Return {table: row count} of every schema table the file has (receipts: version 3)."""
+    names = _names(conn)
     return {table: conn.execute('SELECT count(*) FROM %s' % table).fetchone()[0]
-            for table in SCHEMA_TABLES}
+            for table in SCHEMA_TABLES if table in names}
 
 
 def check_integrity(conn):
@@ -234,16 +271,21 @@ def check_integrity(conn):
         raise BackendError('foreign_key_check found rows with missing references')
 
 
-def migrate_v1_to_v2(conn):
-    """
-    Rebuild a version 1 database as version 2 in one transaction; return the row counts.
+# The versions memory_migrate upgrades to SCHEMA_VERSION.
+MIGRATES_FROM = (1, 2)
 
-    conn must be a read-write connection with no open transaction. Each
-    table with an id is rebuilt under a temporary name, filled in id order,
-    and swapped in (SQLite's documented way to change a table's definition),
-    so every id and every row is kept. foreign_keys is off during the swap
-    (the old and new tables briefly coexist) and foreign_key_check proves the
-    result before the commit; any failure rolls everything back.
+
+def migrate(conn):
+    """
+    Upgrade a version 1 or 2 database to version 3 in one transaction; return (from, counts).
+
+    conn must be a read-write connection with no open transaction. A
+    version 1 file is rebuilt as version 2 first (_v1_to_v2), then the
+    receipts table is added (_v2_to_v3: existing memories get no receipt),
+    all in the same transaction. Every row count is compared with the
+    original, integrity_check and foreign_key_check run before the commit,
+    and any failure rolls everything back. foreign_keys is off during the
+    transaction (version 1's tables are swapped for new ones).
     """
     if conn.in_transaction:
         raise BackendError('migration needs a connection with no open transaction')
@@ -252,25 +294,17 @@ def migrate_v1_to_v2(conn):
         conn.execute('BEGIN IMMEDIATE')
         try:
             version = conn.execute('PRAGMA user_version').fetchone()[0]
-            if version != 1:
+            if version not in MIGRATES_FROM:
                 raise UnsupportedDatabaseError(
-                    'database schema version is %d, not 1; nothing to migrate' % version)
-            _require_tables(conn, 1)
+                    'database schema version is %d, not %s; nothing to migrate'
+                    % (version, ' or '.join(map(str, MIGRATES_FROM))))
+            _require_tables(conn, version)
             before = table_counts(conn)
-            for table in ID_TABLES:
-                conn.execute(_TABLES[table].format(ts=_TIMESTAMP_GLOB).replace(
-                    'CREATE TABLE %s (' % table, 'CREATE TABLE new_%s (' % table, 1))
-                conn.execute('INSERT INTO new_%s (%s) SELECT %s FROM %s ORDER BY id'
-                             % (table, _V1_COLUMNS[table], _V1_COLUMNS[table], table))
-            for table in ID_TABLES:
-                # Dropping a table drops its indexes; they are made again below.
-                conn.execute('DROP TABLE %s' % table)
-            for table in ID_TABLES:
-                conn.execute('ALTER TABLE new_%s RENAME TO %s' % (table, table))
-                for statement in _INDEXES[table]:
-                    conn.execute(statement)
+            if version == 1:
+                _v1_to_v2(conn)
+            _v2_to_v3(conn)
             after = table_counts(conn)
-            if after != before:
+            if after != dict(before, receipts=0):
                 raise BackendError('row counts changed during migration: %r -> %r'
                                    % (before, after))
             check_integrity(conn)
@@ -282,4 +316,33 @@ def migrate_v1_to_v2(conn):
             raise
     finally:
         conn.execute('PRAGMA foreign_keys = ON')
-    return after
+    return version, after
+
+
+def _v1_to_v2(conn):
+    """
+    Rebuild the version 1 tables as version 2, inside the caller's transaction.
+
+    Each table with an id is rebuilt under a temporary name, filled in id
+    order, and swapped in (SQLite's documented way to change a table's
+    definition), so every id and every row is kept.
+    """
+    for table in ID_TABLES:
+        conn.execute(_TABLES[table].format(ts=_TIMESTAMP_GLOB).replace(
+            'CREATE TABLE %s (' % table, 'CREATE TABLE new_%s (' % table, 1))
+        conn.execute('INSERT INTO new_%s (%s) SELECT %s FROM %s ORDER BY id'
+                     % (table, _V1_COLUMNS[table], _V1_COLUMNS[table], table))
+    for table in ID_TABLES:
+        # Dropping a table drops its indexes; they are made again below.
+        conn.execute('DROP TABLE %s' % table)
+    for table in ID_TABLES:
+        conn.execute('ALTER TABLE new_%s RENAME TO %s' % (table, table))
+        for statement in _INDEXES[table]:
+            conn.execute(statement)
+
+
+def _v2_to_v3(conn):
+    """Add the receipts table and its index, inside the caller's transaction."""
+    conn.execute(_TABLES['receipts'].format(ts=_TIMESTAMP_GLOB))
+    for statement in _INDEXES['receipts']:
+        conn.execute(statement)

@@ -28,6 +28,7 @@ normalize_key(value); admission compares values through it.
 
 import collections
 import contextlib
+import dataclasses
 from dataclasses import dataclass
 import datetime
 import math
@@ -133,6 +134,7 @@ MEMORY_LINK_COUNT_SQL = 'SELECT count(*) FROM memory_links WHERE memory_id = :me
 MEMORY_PAYLOAD_COUNT_SQL = 'SELECT count(*) FROM payloads WHERE memory_id = :memory_id'
 ENTITY_ALIAS_COUNT_SQL = 'SELECT count(*) FROM aliases WHERE entity_id = :entity_id'
 DELETE_MEMORY_SQL = (
+    'DELETE FROM receipts WHERE memory_id = :memory_id',
     'DELETE FROM payloads WHERE memory_id = :memory_id',
     'DELETE FROM memory_links WHERE memory_id = :memory_id',
     'DELETE FROM memories WHERE id = :memory_id',
@@ -141,6 +143,29 @@ DELETE_ENTITY_SQL = (
     'DELETE FROM aliases WHERE entity_id = :entity_id',
     'DELETE FROM entities WHERE id = :entity_id',
 )
+# A receipt's columns in table order (schema.py); Receipt has the same fields.
+RECEIPT_COLUMNS = (
+    'memory_id', 'utterance', 'episode_id', 'turn_id', 'kind', 'subject', 'predicate', 'value',
+    'related_entity', 'related_role', 'evidence', 'robot_profile', 'rules_version',
+    'rules_digest', 'rules_ran', 'subject_entity_id', 'related_entity_id', 'created_at')
+RECEIPT_SQL = 'SELECT %s FROM receipts WHERE memory_id = :memory_id' % ', '.join(RECEIPT_COLUMNS)
+INSERT_RECEIPT_SQL = 'INSERT INTO receipts (%s) VALUES (%s)' % (
+    ', '.join(RECEIPT_COLUMNS), ', '.join('?' * len(RECEIPT_COLUMNS)))
+# What memory verify judges: every active operator_statement memory, with its
+# receipt when it has one (a LEFT JOIN on the receipt's primary key).
+VERIFY_MEMORIES_SQL = (
+    'SELECT m.id, m.kind, m.summary, m.predicate, m.value, m.source_label, %s'
+    ' FROM memories AS m LEFT JOIN receipts AS r ON r.memory_id = m.id'
+    " WHERE m.source_kind = 'operator_statement' AND m.status = 'active'"
+    ' ORDER BY m.id' % ', '.join('r.' + column for column in RECEIPT_COLUMNS))
+# Receipts of active memories made under other rules than (:version, :digest),
+# and active operator_statement memories without a receipt.
+RECEIPT_RULES_COUNTS_SQL = (
+    'SELECT (SELECT count(*) FROM receipts AS r JOIN memories AS m ON m.id = r.memory_id'
+    "  WHERE m.status = 'active' AND (r.rules_version <> :version OR r.rules_digest <> :digest)),"
+    ' (SELECT count(*) FROM memories AS m'
+    "  WHERE m.source_kind = 'operator_statement' AND m.status = 'active'"
+    '  AND NOT EXISTS (SELECT 1 FROM receipts AS r WHERE r.memory_id = m.id))')
 RETIRE_SQL = (
     "UPDATE memories SET status = 'retired', retired_at = :now, retired_reason = :reason"
     " WHERE id = :memory_id AND status = 'active'")
@@ -243,6 +268,38 @@ class Memory:
     value_key: str | None = None
     retired_at: str | None = None
     retired_reason: str | None = None
+
+
+@dataclass(frozen=True)
+class Receipt:
+    """
+    What remember admitted a memory on (schema.py, table receipts).
+
+    The operator's utterance as the node heard it, the turn's ids, the
+    proposal as sent (related_entity and related_role None when absent), the
+    robot profile the rules read, the rules that judged it (RULES_VERSION and
+    the language data's digest) and their decision: which rules ran and the
+    entity ids they resolved.
+    """
+
+    memory_id: int
+    utterance: str
+    episode_id: str
+    turn_id: str
+    kind: str
+    subject: str
+    predicate: str
+    value: str
+    related_entity: str | None
+    related_role: str | None
+    evidence: str
+    robot_profile: str
+    rules_version: str
+    rules_digest: str
+    rules_ran: str
+    subject_entity_id: int
+    related_entity_id: int | None
+    created_at: str
 
 
 @dataclass(frozen=True)
@@ -588,6 +645,25 @@ class _Reads:
                 Payload(*row)
                 for row in conn.execute(PAYLOADS_SQL, {'memory_id': memory.id}))
             return memory, payloads
+
+    def get_receipt(self, memory_id):
+        """Return the memory's Receipt, or None when it has none."""
+        params = {'memory_id': _positive_id(memory_id, 'memory id')}
+        with self._snapshot('get_receipt') as conn:
+            row = conn.execute(RECEIPT_SQL, params).fetchone()
+        return None if row is None else Receipt(*row)
+
+    def receipt_rules_counts(self, rules_version, rules_digest):
+        """
+        Return (receipts of other rules, memories without a receipt), active memories only.
+
+        Other rules: a receipt whose rules version or digest is not the
+        given one. Without a receipt: operator_statement memories made
+        before schema version 3 (or imported without one).
+        """
+        with self._snapshot('receipt_rules_counts') as conn:
+            return tuple(conn.execute(RECEIPT_RULES_COUNTS_SQL, {
+                'version': rules_version, 'digest': rules_digest}).fetchone())
 
     def newest_active_memories(self, entity_id, limit):
         """
@@ -1017,3 +1093,15 @@ class WriteTransaction:
             conn.execute('RELEASE insert_memory')
         self._store._touch(memory)
         return memory
+
+    def insert_receipt(self, receipt):
+        """
+        Insert the Receipt of a memory this transaction wrote (its created_at is set here).
+
+        Admission calls it right after insert_memory, in the same
+        transaction: the memory and its receipt commit together or not at all.
+        """
+        conn = self._require_active()
+        row = dataclasses.astuple(dataclasses.replace(receipt, created_at=self._store._now()))
+        with _backend_errors('insert_receipt'):
+            conn.execute(INSERT_RECEIPT_SQL, row)

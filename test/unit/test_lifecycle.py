@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Schema version 2 in the core: retire, forget, backup, export/import and memory_migrate."""
+"""Schema version 2 and 3 in the core: retire, forget, backup, export/import, memory_migrate."""
 
 import json
 import os
@@ -316,12 +316,12 @@ def test_export_import_export_is_byte_identical_and_keeps_ids(full_store, tmp_pa
     archive.export(str(full_store.path), str(first))
     code, out, err = import_into(tmp_path / 'new.sqlite3', first)
     assert code == 0, err
-    assert 'memories 2' in out and 'schema version: 2' in out
+    assert 'memories 2' in out and 'schema version: 3' in out
     second = tmp_path / 'two.jsonl'
     archive.export(str(tmp_path / 'new.sqlite3'), str(second))
     assert first.read_bytes() == second.read_bytes()
     header = json.loads(first.read_text().splitlines()[0])
-    assert header['schema_version'] == 2
+    assert header['schema_version'] == 3
     assert header['sequences']['memories'] == 3
     with MemoryStore.open(tmp_path / 'new.sqlite3') as imported:
         # MEM3 was forgotten before the export; the import does not give it again.
@@ -419,27 +419,29 @@ def migrate(path):
     return code, out.text, err.text
 
 
-def test_migrate_turns_a_real_version_1_file_into_version_2(tmp_path):
+def test_migrate_turns_a_real_version_1_file_into_version_3(tmp_path):
     database = make_version_1_database(tmp_path / 'memory.sqlite3')
     conn = sqlite3.connect(database)
     v1_rows = {table: conn.execute('SELECT * FROM %s ORDER BY 1, 2' % table).fetchall()
-               for table in schema.SCHEMA_TABLES}
+               for table in schema.SCHEMA_TABLES[:-1]}
     conn.close()
     code, out, err = migrate(database)
     assert code == 0, err
     lines = out.splitlines()
-    assert lines[0] == f'migrating {database} from schema version 1 to 2'
+    assert lines[0] == f'migrating {database} from schema version 1 to 3'
     assert lines[1].startswith(f'backup: {database}.v1-backup-')
     assert 'memories 2' in lines[2] and 'integrity_check' in lines[2]
-    assert lines[3] == 'schema version: 2'
+    assert lines[3].startswith('receipts: none for the memories that existed before')
+    assert lines[4] == 'schema version: 3'
     backups = sorted(tmp_path.glob('memory.sqlite3.v1-backup-*'))
     assert len(backups) == 1
     assert schema.read_version(backups[0])[0] == 1
     # No -wal or -shm stays behind: the file stands alone, like a stopped node's.
     assert sorted(p.name for p in tmp_path.iterdir()) == ['memory.sqlite3', backups[0].name]
     with MemoryStore.open(database, clock=fixed_clock) as store:
-        assert store.schema_version == 2
-        for table in schema.SCHEMA_TABLES:
+        assert store.schema_version == 3
+        assert store._conn.execute('SELECT count(*) FROM receipts').fetchone() == (0,)
+        for table in schema.SCHEMA_TABLES[:-1]:
             rows = store._conn.execute('SELECT * FROM %s ORDER BY 1, 2' % table).fetchall()
             if table == 'memories':
                 rows = [row[:-2] for row in rows]

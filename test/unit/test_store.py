@@ -28,6 +28,7 @@ from mira_memory.core.store import StoreError
 from mira_memory.core.store import UnsupportedDatabaseError
 import pytest
 from schema_v1 import make_version_1_database
+from schema_v2 import make_version_2_database
 
 EMPTY_COUNTS = {
     'entities': 0, 'aliases': 0, 'memories': 0, 'active_memories': 0, 'links': 0,
@@ -73,13 +74,14 @@ def user_version(path):
 
 # Schema and lifecycle
 
-def test_new_database_records_schema_version_2(store, db_path):
-    assert store.schema_version == SCHEMA_VERSION == 2
-    assert user_version(db_path) == 2
+def test_new_database_records_schema_version_3(store, db_path):
+    assert store.schema_version == SCHEMA_VERSION == 3
+    assert user_version(db_path) == 3
 
 
 def test_new_database_has_the_normalized_tables(store, db_path):
-    assert {'entities', 'aliases', 'memories', 'memory_links', 'payloads'} <= table_names(
+    assert {'entities', 'aliases', 'memories', 'memory_links', 'payloads',
+            'receipts'} <= table_names(
         db_path)
 
 
@@ -90,17 +92,17 @@ def test_store_path_is_absolute(tmp_path, monkeypatch):
         assert opened.path.is_absolute()
 
 
-def test_existing_version_2_database_reopens(db_path):
+def test_existing_version_3_database_reopens(db_path):
     MemoryStore.open(db_path).close()
     with MemoryStore.open(db_path) as reopened:
-        assert reopened.schema_version == 2
+        assert reopened.schema_version == 3
 
 
 def test_zero_byte_file_is_initialized_as_new_database(db_path):
     db_path.write_bytes(b'')
     with MemoryStore.open(db_path) as opened:
         assert opened.counts() == EMPTY_COUNTS
-    assert user_version(db_path) == 2
+    assert user_version(db_path) == 3
 
 
 def test_unversioned_database_without_schema_objects_is_initialized(db_path):
@@ -110,7 +112,7 @@ def test_unversioned_database_without_schema_objects_is_initialized(db_path):
     conn.close()
     assert db_path.stat().st_size > 0
     with MemoryStore.open(db_path) as opened:
-        assert opened.schema_version == 2
+        assert opened.schema_version == 3
 
 
 def _unversioned_with_table(path):
@@ -131,7 +133,7 @@ def _newer_version(path):
     MemoryStore.open(path).close()
     conn = sqlite3.connect(path)
     conn.execute('PRAGMA journal_mode = DELETE')
-    conn.execute('PRAGMA user_version = 3')
+    conn.execute('PRAGMA user_version = 4')
     conn.close()
 
 
@@ -147,6 +149,11 @@ def _version_1(path):
     make_version_1_database(path)
 
 
+def _version_2(path):
+    # A real version 2 file (schema of issue 14), with memories.
+    make_version_2_database(path)
+
+
 def _text_file(path):
     path.write_text('this is not a database\n' * 10, encoding='utf-8')
 
@@ -157,7 +164,7 @@ def _random_bytes(path):
 
 UNSUPPORTED_FILES = [
     _unversioned_with_table, _unversioned_with_data, _newer_version,
-    _version_2_without_tables, _version_1, _text_file, _random_bytes,
+    _version_2_without_tables, _version_1, _version_2, _text_file, _random_bytes,
 ]
 
 
@@ -208,7 +215,7 @@ def test_missing_parent_without_create_parent_fails_and_creates_nothing(tmp_path
 def test_missing_parent_is_created_with_create_parent(tmp_path):
     path = tmp_path / 'absent' / 'nested' / 'memory.sqlite3'
     with MemoryStore.open(path, create_parent=True) as opened:
-        assert opened.schema_version == 2
+        assert opened.schema_version == 3
     assert path.is_file()
 
 
