@@ -1,11 +1,12 @@
 # SPDX-License-Identifier: Apache-2.0
 """
-The offline database tools: `memory_migrate` and `memory_import`.
+The offline database tools: `memory_migrate`, `memory_import` and `memory_verify`.
 
-Both rewrite a database file, so both run only while no node has it open:
-they take the file's ownership lock (core.ownership) first and keep it until
-they are done, and a running memory node makes them stop with one line.
-Neither needs ROS.
+Migrate and import rewrite a database file, so they run only while no node
+has it open: they take the file's ownership lock (core.ownership) first and
+keep it until they are done, and a running memory node makes them stop with
+one line. memory_verify writes nothing, and takes the same lock anyway (see
+verify_file). None needs ROS.
 
 Exit codes, as the console's: 0 success, 1 the operation failed or was
 refused, 2 bad usage.
@@ -13,12 +14,13 @@ refused, 2 bad usage.
 
 import argparse
 import datetime
+import json
 import os
 import pathlib
 import sqlite3
 import sys
 
-from mira_memory.core import archive, ownership, schema
+from mira_memory.core import archive, ownership, schema, store, verify
 from mira_memory.core.errors import StoreError
 
 EXIT_OK = 0
@@ -41,7 +43,7 @@ class _Parser(argparse.ArgumentParser):
 
 def _counts_text(counts):
     names = (('entities', 'entities'), ('aliases', 'aliases'), ('memories', 'memories'),
-             ('memory_links', 'links'), ('payloads', 'payloads'))
+             ('memory_links', 'links'), ('payloads', 'payloads'), ('receipts', 'receipts'))
     return ', '.join(f'{label} {counts[key]}' for key, label in names if key in counts)
 
 
@@ -60,13 +62,13 @@ class _Refused(Exception):
     """One line for stderr; exit code 1."""
 
 
-def _backup_name(path):
+def _backup_name(path, version):
     stamp = datetime.datetime.now(datetime.timezone.utc).strftime('%Y%m%dT%H%M%SZ')
-    return path.with_name(f'{path.name}.v1-backup-{stamp}')
+    return path.with_name(f'{path.name}.v{version}-backup-{stamp}')
 
 
 def migrate(path, out):
-    """Migrate the version 1 database at path to version 2; print each step."""
+    """Migrate the version 1 or 2 database at path to the current version; print each step."""
     if not path.is_file() or path.stat().st_size == 0:
         raise _Refused(f'no database at {path}')
     with _claim(path, create=False):
@@ -74,17 +76,18 @@ def migrate(path, out):
         if version == schema.SCHEMA_VERSION:
             print(f'{path} already has schema version {version}; nothing to do', file=out)
             return
-        if version != 1:
+        if version not in schema.MIGRATES_FROM:
             raise _Refused(f'{path} has schema version {version}; memory_migrate upgrades '
-                           f'version 1 to {schema.SCHEMA_VERSION} only')
-        print(f'migrating {path} from schema version 1 to {schema.SCHEMA_VERSION}', file=out)
-        copy = archive.backup(str(path), str(_backup_name(path)), check_schema=False)
+                           f'versions 1 and 2 to {schema.SCHEMA_VERSION} only')
+        print(f'migrating {path} from schema version {version} to {schema.SCHEMA_VERSION}',
+              file=out)
+        copy = archive.backup(str(path), str(_backup_name(path, version)), check_schema=False)
         print(f'backup: {copy["path"]} ({copy["bytes"]} bytes; integrity_check ok; '
               f'{_counts_text(copy["counts"])})', file=out)
         conn = sqlite3.connect(str(path), isolation_level=None)
         try:
             conn.execute('PRAGMA synchronous = FULL')
-            counts = schema.migrate_v1_to_v2(conn)
+            _, counts = schema.migrate(conn)
             # Leave one self-contained file behind, like a node that stopped.
             conn.execute('PRAGMA wal_checkpoint(TRUNCATE)').fetchall()
         except sqlite3.Error as error:
@@ -93,6 +96,8 @@ def migrate(path, out):
             conn.close()
         print(f'migrated in one transaction: {_counts_text(counts)} '
               '(row counts unchanged; integrity_check and foreign_key_check ok)', file=out)
+        print('receipts: none for the memories that existed before (memory verify '
+              'reports each active remembered one as NO RECEIPT)', file=out)
         print(f'schema version: {schema.SCHEMA_VERSION}', file=out)
 
 
@@ -132,16 +137,54 @@ def import_file(database, source, out):
     print(f'schema version: {schema.SCHEMA_VERSION}', file=out)
 
 
+def verify_file(path, memory_ids, as_json, out):
+    """
+    Judge the memories of the database at path again (core.verify); return the exit code.
+
+    It takes the file's ownership lock, like migrate and import, although
+    it writes nothing: a running node (whose file may change under the
+    verify) is told to use the console's `memory verify` instead, no node
+    can start on the file while it is judged, and with no node there is no
+    -wal file, so SQLite opens the file immutable and creates nothing beside
+    it (the bytes are provably unchanged). The read itself is one snapshot.
+    """
+    if not path.is_file() or path.stat().st_size == 0:
+        raise _Refused(f'no database at {path}')
+    try:
+        claim = ownership.claim(str(path), create=False)
+    except ownership.DatabaseBusyError as error:
+        raise _Refused(f'{error}; while the node runs use the console: memory verify') from None
+    except OSError as error:
+        raise _Refused(f'cannot open {path}: {error.strerror}') from None
+    with claim:
+        schema.inspect_existing(path)
+        findings = []
+
+        def found(finding):
+            if as_json:
+                findings.append(finding.as_json())
+            else:
+                print(finding.line(), file=out)
+        summary = verify.verify(str(path), memory_ids, on_finding=found)
+    if as_json:
+        json.dump({'database': str(path), 'findings': findings, 'summary': summary.as_json()},
+                  out, ensure_ascii=False, indent=1, sort_keys=True)
+        print(file=out)
+    else:
+        print(summary.line(), file=out)
+    return EXIT_OK if summary.all_ok else EXIT_FAILED
+
+
 def _run(action, stderr):
     try:
-        action()
+        code = action()
     except _Refused as error:
         print(f'error: {error}', file=stderr)
         return EXIT_FAILED
     except StoreError as error:
         print(f'error: {error}', file=stderr)
         return EXIT_FAILED
-    return EXIT_OK
+    return EXIT_OK if code is None else code
 
 
 def migrate_main(argv=None, *, stdout=None, stderr=None):
@@ -149,7 +192,7 @@ def migrate_main(argv=None, *, stdout=None, stderr=None):
     stdout, stderr = stdout or sys.stdout, stderr or sys.stderr
     parser = _Parser(
         prog='memory_migrate', stderr=stderr,
-        description='Upgrade a schema version 1 memory database to version '
+        description='Upgrade a schema version 1 or 2 memory database to version '
                     f'{schema.SCHEMA_VERSION}, in place, with the memory node stopped. '
                     'A verified backup copy is written beside the file first.',
         epilog='exit codes: 0 migrated (or already current), 1 refused or failed '
@@ -183,3 +226,32 @@ def import_main(argv=None, *, stdout=None, stderr=None):
     database = pathlib.Path(args.database).absolute()
     source = pathlib.Path(args.source).absolute()
     return _run(lambda: import_file(database, source, stdout), stderr)
+
+
+def verify_main(argv=None, *, stdout=None, stderr=None):
+    """Entry point of `ros2 run mira_memory memory_verify`."""
+    stdout, stderr = stdout or sys.stdout, stderr or sys.stderr
+    parser = _Parser(
+        prog='memory_verify', stderr=stderr,
+        description='Judge every active remembered memory of a database again against its '
+                    'receipt, with the rules of this installation, offline (the memory node '
+                    'stopped; while it runs, use the console: memory verify). Writes nothing.',
+        epilog='exit codes: 0 every memory judged is OK, 1 some would be rejected, have no '
+               'receipt or do not match it (or the database was refused), 2 bad usage')
+    parser.add_argument('--database', required=True, metavar='PATH',
+                        help='the database file (relative to the working directory)')
+    parser.add_argument('--json', action='store_true', help='print one JSON document')
+    parser.add_argument('memory_ids', nargs='*', metavar='MEM<n>',
+                        help='judge only these memories (default: every active remembered one)')
+    try:
+        args = parser.parse_args(sys.argv[1:] if argv is None else argv)
+        memory_ids = []
+        for text in args.memory_ids:
+            try:
+                memory_ids.append(store.parse_memory_id(text))
+            except StoreError:
+                parser.error(f'{text!r} is not a memory id (expected MEM<n>, e.g. MEM1)')
+    except SystemExit as exit_:
+        return exit_.code
+    path = pathlib.Path(args.database).absolute()
+    return _run(lambda: verify_file(path, memory_ids, args.json, stdout), stderr)

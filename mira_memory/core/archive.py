@@ -25,6 +25,7 @@ import sqlite3
 
 from mira_memory.core import schema
 from mira_memory.core import store as store_module
+from mira_memory.core.admission import source_label, TurnContext
 from mira_memory.core.errors import BackendError, InvalidInputError, StoreError
 from mira_memory.core.errors import TargetExistsError
 
@@ -37,12 +38,13 @@ BACKUP_PAGES_PER_STEP = 1024
 # takes the GIL from the node's executor thread) runs about 100 times a second.
 STOP_CHECK_INSTRUCTIONS = 1_000_000
 EXPORT_STOP_CHECK_ROWS = 1000
-RECORD_TYPES = ('entity', 'alias', 'memory', 'link', 'payload')
+RECORD_TYPES = ('entity', 'alias', 'memory', 'link', 'payload', 'receipt')
 # Header count names per record type (the store's counts() names).
 _COUNT_NAMES = {'entity': 'entities', 'alias': 'aliases', 'memory': 'memories',
-                'link': 'links', 'payload': 'payloads'}
+                'link': 'links', 'payload': 'payloads', 'receipt': 'receipts'}
 _SEQUENCE_TABLES = {'entity': 'entities', 'alias': 'aliases', 'memory': 'memories',
                     'payload': 'payloads'}
+_TABLES = dict(_SEQUENCE_TABLES, link='memory_links', receipt='receipts')
 
 _EXPORT_SQL = {
     'entity': 'SELECT id, entity_type, canonical_name, created_at FROM entities ORDER BY id',
@@ -55,6 +57,8 @@ _EXPORT_SQL = {
     'payload': (
         'SELECT id, memory_id, storage, media_type, text_body, object_ref, sha256, created_at'
         ' FROM payloads ORDER BY id'),
+    'receipt': 'SELECT %s FROM receipts ORDER BY memory_id'
+               % ', '.join(store_module.RECEIPT_COLUMNS),
 }
 _FIELDS = {
     'entity': ('id', 'entity_type', 'canonical_name', 'created_at'),
@@ -64,6 +68,7 @@ _FIELDS = {
     'link': ('memory_id', 'entity_id', 'role'),
     'payload': ('id', 'memory_id', 'storage', 'media_type', 'text', 'object_ref', 'sha256',
                 'created_at'),
+    'receipt': store_module.RECEIPT_COLUMNS,
 }
 
 
@@ -244,7 +249,7 @@ def export(source, target, *, force=False, should_stop=_never):
     Write the database at source as deterministic JSON Lines; return the header counts.
 
     Line 1 is the header (format, schema version, counts, id sequences);
-    then entities, aliases, memories, links and payloads, each in id order,
+    then entities, aliases, memories, links, payloads and receipts, each in id order,
     one JSON object per line with sorted keys. Derived keys (name_key,
     alias_key, value_key) are left out: import computes them again.
     """
@@ -275,7 +280,7 @@ def export(source, target, *, force=False, should_stop=_never):
 
 
 def _table(kind):
-    return 'memory_links' if kind == 'link' else _SEQUENCE_TABLES[kind]
+    return _TABLES[kind]
 
 
 class ExportRefusedError(StoreError):
@@ -446,6 +451,47 @@ class _Importer:
             ' sha256, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
             (payload_id, memory_id, r['storage'], r['media_type'], r['text'], r['object_ref'],
              r['sha256'], r['created_at']))
+
+    def _add_receipt(self, number, r):
+        memory_id = _id(number, r, 'memory_id')
+        self._order(number, 'receipt', memory_id, store_module.format_memory_id(memory_id))
+        row = self.conn.execute('SELECT source_kind, source_label FROM memories WHERE id = ?',
+                                (memory_id,)).fetchone()
+        if row is None:
+            raise _refused(number, 'refers to missing %s'
+                           % store_module.format_memory_id(memory_id))
+        if row[0] != store_module.SOURCE_OPERATOR_STATEMENT:
+            raise _refused(number, 'a receipt belongs to an operator_statement memory only')
+        _check_receipt(number, r)
+        context = TurnContext(r['episode_id'], r['turn_id'], r['utterance'])
+        if store_module._source_label(source_label(context)) != row[1]:
+            raise _refused(number, "the receipt's episode and turn ids are not its memory's"
+                                   ' source label')
+        self.conn.execute(store_module.INSERT_RECEIPT_SQL,
+                          tuple(r[field] for field in store_module.RECEIPT_COLUMNS))
+
+
+# A receipt's text fields: required (non-blank text) and optional (null or non-blank).
+_RECEIPT_TEXTS = ('utterance', 'episode_id', 'turn_id', 'kind', 'subject', 'predicate', 'value',
+                  'evidence', 'rules_version', 'rules_digest', 'rules_ran')
+_RECEIPT_OPTIONAL_TEXTS = ('related_entity', 'related_role')
+
+
+def _check_receipt(number, r):
+    """Refuse a malformed receipt: every field of the right type, related fields paired."""
+    for field in _RECEIPT_TEXTS + _RECEIPT_OPTIONAL_TEXTS:
+        value = r[field]
+        if value is None and field in _RECEIPT_OPTIONAL_TEXTS:
+            continue
+        if not isinstance(value, str) or not value.strip():
+            raise _refused(number, 'receipt %s must be non-empty text' % field)
+    if not isinstance(r['robot_profile'], str):
+        raise _refused(number, 'receipt robot_profile must be text')
+    if (r['related_entity'] is None) != (r['related_role'] is None):
+        raise _refused(number, 'receipt related_entity and related_role go together')
+    _id(number, r, 'subject_entity_id')
+    if r['related_entity_id'] is not None:
+        _id(number, r, 'related_entity_id')
 
 
 def _name(number, field, value):
