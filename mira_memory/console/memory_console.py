@@ -16,6 +16,7 @@ printed as they come.
 Exit codes: 0 success, 1 the call failed or nobody answered, 2 bad usage.
 """
 
+import dataclasses
 from dataclasses import dataclass
 import json
 import math
@@ -28,7 +29,7 @@ from mira_memory.core import store
 from mira_memory.msg import MemoryLink
 from mira_memory.ros import clients
 from mira_memory.srv import AdminAdd, AdminAliasAdd, AdminEntityAdd, AdminEntityFind
-from mira_memory.srv import AdminBackup, AdminExport, AdminForget, AdminRetire
+from mira_memory.srv import AdminBackup, AdminExport, AdminForget, AdminRetire, AdminVerify
 from mira_memory.srv import AdminFind, AdminList, AdminShow, AdminStatus
 from mira_memory.srv import WorkingMemoryClear, WorkingMemoryShow
 import rclpy
@@ -44,7 +45,8 @@ EXIT_USAGE = 2
 DEFAULT_MEMORY_NODE = '/mira/memory'
 DEFAULT_COGNITION_NODE = '/mira/cognition'
 DEFAULT_TIMEOUT = 5.0
-# Backup and export copy the whole store (seconds for 1,000,000 memories);
+# Backup, export and verify read the whole store (seconds to minutes for
+# 1,000,000 memories);
 # once the node has the request, their reply may take this long.
 COPY_REPLY_TIMEOUT = 600.0
 PROMPT = 'mira> '
@@ -83,11 +85,17 @@ class Command:
     options: dict = None
     # Minimum seconds to wait for the reply once the request is out.
     reply_timeout: float = 0.0
+    # The last positional argument takes any number of words (verify's MEM<n> ...).
+    variadic: bool = False
+    # --json was given (verify): print one JSON document.
+    as_json: bool = False
 
     @property
     def usage(self):
         """Return the command's syntax as the spec writes it."""
-        parts = ['memory', *self.words, *(placeholder for placeholder, _ in self.arguments)]
+        parts = ['memory', *self.words, *(
+            f'[{placeholder} ...]' if self.variadic else placeholder
+            for placeholder, _ in self.arguments)]
         for option, option_spec in (self.options or {}).items():
             text = option if option_spec.flag else f'{option} {option_spec.placeholder}'
             if option_spec.required:
@@ -153,6 +161,11 @@ COMMANDS = (
     Command(('export',), (('PATH', 'path'),), AdminExport, 'admin/export', MEMORY,
             'deterministic JSON Lines export to an absolute PATH (memory_import reads it)',
             options=FORCE_OPTION, reply_timeout=COPY_REPLY_TIMEOUT),
+    Command(('verify',), (('MEM<n>', 'memory_ids'),), AdminVerify, 'admin/verify', MEMORY,
+            'judge every active remembered memory (or those named) again against its '
+            'receipt with the running rules; lists each one that is not OK; exit 1 if any',
+            options={'--json': Option('', 'as_json', flag=True)},
+            reply_timeout=COPY_REPLY_TIMEOUT, variadic=True),
     Command((), (), WorkingMemoryShow, 'working_memory/show', COGNITION,
             "show the cognition node's volatile working memory"),
     Command(('clear',), (), WorkingMemoryClear, 'working_memory/clear', COGNITION,
@@ -221,6 +234,8 @@ def parse_command(tokens):
     # Anything that starts with -- is an option, so arguments come first.
     count = next((i for i, token in enumerate(rest) if token.startswith('--')), len(rest))
     arguments, options = rest[:count], rest[count:]
+    if command.variadic:
+        return _parse_variadic(command, arguments, options)
     if len(arguments) < len(command.arguments):
         missing = command.arguments[len(arguments)][0]
         raise UsageError(f'missing {missing} (usage: {command.usage})')
@@ -241,6 +256,19 @@ def parse_command(tokens):
         _apply_options(request, options, command)
     elif options:
         raise UsageError(f'unknown option {options[0]} (usage: {command.usage})')
+    return command, request
+
+
+def _parse_variadic(command, arguments, options):
+    """Parse verify: any number of MEM<n> ids, then --json (a console option)."""
+    (placeholder, field), = command.arguments
+    request = command.service_type.Request()
+    setattr(request, field, [_check_id(placeholder, text) for text in arguments])
+    for option in options:
+        if option != '--json':
+            raise UsageError(f'unknown option {option.partition("=")[0]} '
+                             f'(usage: {command.usage})')
+        command = dataclasses.replace(command, as_json=True)
     return command, request
 
 
@@ -397,6 +425,8 @@ def render(command, response):
             f'  entities {response.entity_count}, aliases {response.alias_count}, '
             f'memories {response.memory_count}, links {response.link_count}, '
             f'payloads {response.payload_count}']
+    if name == ('verify',):
+        return _render_verify(command, response)
     if name == ('retire',):
         return EXIT_OK, [f'retired {response.memory.id} at {response.retired_at}: '
                          f'{_quoted(response.retired_reason)}']
@@ -424,7 +454,77 @@ def render(command, response):
         body = (_quoted(payload.text) if payload.storage == 'inline'
                 else f'ref {payload.object_ref} sha256 {payload.sha256}')
         lines.append(f'  payload {payload.id}:    {payload.storage} {payload.media_type} {body}')
-    return EXIT_OK, lines
+    return EXIT_OK, lines + _receipt_lines(response)
+
+
+def _receipt_lines(response):
+    if not response.has_receipt:
+        return ['  receipt:      none (added by the console, or remembered before schema '
+                'version 3)']
+    receipt = response.receipt
+    lines = [
+        f'  receipt:      rules {receipt.rules_version}+{receipt.rules_digest}, '
+        f'ran {receipt.rules_ran}, written {receipt.created_at}',
+        f'    utterance:  {_quoted(receipt.utterance)}',
+        f'    turn:       episode {_quoted(receipt.episode_id)} turn '
+        f'{_quoted(receipt.turn_id)}',
+        f'    proposal:   {receipt.kind} subject {_quoted(receipt.subject)} predicate '
+        f'{_quoted(receipt.predicate)} value {_quoted(receipt.value)}',
+    ]
+    if receipt.related_entity or receipt.related_role:
+        lines.append(f'    related:    {_quoted(receipt.related_entity)} role '
+                     f'{_quoted(receipt.related_role)}')
+    resolved = f'subject {receipt.subject_entity_id}'
+    if receipt.related_entity_id:
+        resolved += f', related {receipt.related_entity_id}'
+    return lines + [
+        f'    evidence:   {_quoted(receipt.evidence)}',
+        f'    robot:      {_quoted(receipt.robot_profile)}',
+        f'    resolved:   {resolved}',
+    ]
+
+
+VERIFY_COUNTS = ('judged', 'ok', 'would_reject', 'no_receipt', 'mismatch', 'not_judged',
+                 'other_rules')
+
+
+def _verify_findings(response):
+    return zip(response.finding_memory_ids, response.finding_statuses,
+               response.finding_reasons, response.finding_rules,
+               response.finding_rules_versions, response.finding_rules_digests)
+
+
+def _render_verify(command, response):
+    """Print each finding and the summary (or one JSON document); exit 1 unless all OK."""
+    status = EXIT_OK if response.ok == response.judged else EXIT_FAILED
+    if command.as_json:
+        findings = []
+        for memory_id, state, reason, rule, version, digest in _verify_findings(response):
+            record = {'memory_id': memory_id, 'status': state}
+            record.update((key, value) for key, value in (
+                ('reason', reason), ('rule', rule), ('rules_version', version),
+                ('rules_digest', digest)) if value)
+            findings.append(record)
+        summary = {name: getattr(response, name) for name in VERIFY_COUNTS}
+        summary.update(rules_version=response.rules_version,
+                       rules_digest=response.rules_digest)
+        document = {'findings': findings, 'findings_truncated': response.findings_truncated,
+                    'summary': summary}
+        return status, [json.dumps(document, ensure_ascii=False, indent=1, sort_keys=True)]
+    lines = []
+    for memory_id, state, reason, rule, _, _ in _verify_findings(response):
+        if state == 'would_reject':
+            lines.append(f'{memory_id} WOULD REJECT {reason} ({rule})')
+        elif state == 'no_receipt':
+            lines.append(f'{memory_id} NO RECEIPT')
+        elif state == 'mismatch':
+            lines.append(f'{memory_id} MISMATCH {reason}')
+        else:
+            lines.append(f'{memory_id} NOT JUDGED {reason}')
+    if response.findings_truncated:
+        lines.append(f'(only the first {len(response.finding_memory_ids)} are listed; '
+                     'the counts below are exact)')
+    return status, lines + [response.message]
 
 
 class Session:
@@ -594,7 +694,9 @@ def run_command(session, tokens, stdout, stderr):
         print(f'error: {error}', file=stderr)
         return EXIT_FAILED
     status, lines = render(command, response)
-    print('\n'.join(lines), file=stdout if status == EXIT_OK else stderr)
+    # A verify that ran prints its report on stdout, whatever it found.
+    report = command.words == ('verify',) and response.success
+    print('\n'.join(lines), file=stdout if status == EXIT_OK or report else stderr)
     return status
 
 

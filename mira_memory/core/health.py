@@ -101,10 +101,20 @@ class Health:
         self.remember_failures = FailureLog(clock)
         self.counts = None
         self.database_lost = None
+        # (active remembered memories admitted under other rules than the
+        # running ones, those without a receipt), or None until counted.
+        self.receipt_counts = None
 
     def set_counts(self, counts):
         """Replace the counts with a full count (a mapping with COUNT_NAMES)."""
         self.counts = {name: int(counts[name]) for name in COUNT_NAMES}
+
+    def set_receipt_counts(self, other_rules, no_receipt):
+        """Record what memory verify would find to judge again (None, None: recounting)."""
+        if other_rules is None:
+            self.receipt_counts = None
+        else:
+            self.receipt_counts = (int(other_rules), int(no_receipt))
 
     def wrote(self, *, entities=0, aliases=0, memories=0, active_memories=0):
         """Add rows this node just committed (negative for rows it removed)."""
@@ -140,6 +150,9 @@ class Health:
         values.append(('wal size bytes', _text(wal_bytes, 'none')))
         for name in COUNT_NAMES:
             values.append((name.replace('_', ' '), _text((self.counts or {}).get(name))))
+        other_rules, no_receipt = self.receipt_counts or (None, None)
+        values.append(('memories admitted under other rules', _text(other_rules)))
+        values.append(('remembered memories without receipt', _text(no_receipt)))
         for label, window in (('recall', self.recall), ('remember', self.remember)):
             calls, p50, p99 = window.summary()
             values.append((f'{label} calls last minute', str(calls)))

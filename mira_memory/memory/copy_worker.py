@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
 """
-One backup or export at a time on a thread of its own, awaited by a service coroutine.
+One backup, export or verify at a time on a thread of its own, awaited by a service coroutine.
 
 The memory node spins a single-threaded executor. A copy of a 1M-memory
 store takes seconds, so it runs on a worker thread with its own read-only
@@ -46,7 +46,8 @@ class CopyWorker:
         exception is raised here. BusyError when a copy already runs.
         """
         if self._job is not None:
-            raise BusyError('another backup or export is running; try again when it is done')
+            raise BusyError(
+                'another backup, export or verify is running; try again when it is done')
         job = _Job(work, args, kwargs, self._finished)
         self._job = job
         try:

@@ -9,8 +9,8 @@ It serves, under its own name (/mira/memory in bringup):
   here whatever the caller checked, and only for an operator turn this node
   heard itself on operator/utterance (require_observed_turns; the gate is
   memory/turn_gate.py);
-- ~/admin/<command>: one service per console command. backup and export
-  run on a worker thread (memory/copy_worker.py) while the node keeps
+- ~/admin/<command>: one service per console command. backup, export and
+  verify run on a worker thread (memory/copy_worker.py) while the node keeps
   serving; one at a time.
 
 Recall and remember exist only while persistent memory is enabled; the admin
@@ -35,7 +35,7 @@ from mira_memory.memory.service import MemoryService
 from mira_memory.memory.turn_gate import TurnGate
 from mira_memory.ros import diagnostics, node_runner, parameters
 from mira_memory.srv import AdminAdd, AdminAliasAdd, AdminEntityAdd, AdminEntityFind
-from mira_memory.srv import AdminBackup, AdminExport, AdminForget, AdminRetire
+from mira_memory.srv import AdminBackup, AdminExport, AdminForget, AdminRetire, AdminVerify
 from mira_memory.srv import AdminFind, AdminList, AdminShow, AdminStatus
 from mira_memory.srv import RecallMemory, Remember
 from rcl_interfaces.msg import SetParametersResult
@@ -88,6 +88,8 @@ class MemoryNode(Node):
             self.create_service(
                 service_type, f'~/admin/{command}', self._copy_callback(command, work),
                 callback_group=self._copies.callback_group)
+        self.create_service(AdminVerify, '~/admin/verify', self._on_verify,
+                            callback_group=self._copies.callback_group)
         for service_type, command in ADMIN_SERVICES:
             self.create_service(
                 service_type, f'~/admin/{command}', self._admin_callback(command))
@@ -261,6 +263,25 @@ class MemoryNode(Node):
                 f'in {time.perf_counter() - started:.1f} s')
             return responses.fill_copy(response, result, command)
         return callback
+
+    async def _on_verify(self, request, response):
+        """Serve verify on the copy worker (one job at a time); see _copy_callback."""
+        service = self.service
+        if not service.enabled:
+            return responses.fill_admin_disabled(response)
+        started = time.perf_counter()
+        try:
+            service.require_database_in_place()
+            work, finish = service.verify_work(request)
+            summary = await self._copies.run(work)
+        except Exception as error:  # never let a callback raise into the executor
+            if not isinstance(error, store.StoreError):
+                self.get_logger().error(f'admin verify failed: {error!r}')
+            return responses.fill_admin_error(response, error)
+        self.get_logger().info(
+            f'verify of {self.settings.database_path} in {time.perf_counter() - started:.1f} s: '
+            f'{summary.line()}')
+        return finish(summary, response)
 
 
 def main(args=None):

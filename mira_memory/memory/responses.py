@@ -8,7 +8,8 @@ change (a new field, a new error code) is made once.
 """
 
 from mira_memory.core import admission, store, turns
-from mira_memory.msg import EntityRecord, MemoryLink, PayloadRecord, RecalledEntity
+from mira_memory.msg import EntityRecord, MemoryLink, PayloadRecord, ReceiptRecord
+from mira_memory.msg import RecalledEntity
 from mira_memory.msg import RecalledMemory
 
 
@@ -61,6 +62,40 @@ def payload_record(payload):
     message.object_ref = payload.object_ref or ''
     message.sha256 = payload.sha256 or ''
     return message
+
+
+def fill_receipt(response, receipt):
+    """Copy a store Receipt (or None) into an AdminShow response."""
+    response.has_receipt = receipt is not None
+    response.receipt = ReceiptRecord()
+    if receipt is None:
+        return response
+    message = response.receipt
+    for field in ('utterance', 'episode_id', 'turn_id', 'kind', 'subject', 'predicate',
+                  'value', 'evidence', 'robot_profile', 'rules_version', 'rules_digest',
+                  'rules_ran', 'created_at'):
+        setattr(message, field, getattr(receipt, field))
+    message.related_entity = receipt.related_entity or ''
+    message.related_role = receipt.related_role or ''
+    message.subject_entity_id = store.format_entity_id(receipt.subject_entity_id)
+    message.related_entity_id = (store.format_entity_id(receipt.related_entity_id)
+                                 if receipt.related_entity_id is not None else '')
+    return response
+
+
+def fill_verify(response, summary, findings, truncated):
+    """Copy a core verify Summary and its (first) findings into an AdminVerify response."""
+    response.finding_memory_ids = [store.format_memory_id(f.memory_id) for f in findings]
+    response.finding_statuses = [f.status for f in findings]
+    response.finding_reasons = [f.reason for f in findings]
+    response.finding_rules = [f.rule for f in findings]
+    response.finding_rules_versions = [f.rules_version for f in findings]
+    response.finding_rules_digests = [f.rules_digest for f in findings]
+    response.findings_truncated = truncated
+    for field in ('judged', 'ok', 'would_reject', 'no_receipt', 'mismatch', 'not_judged',
+                  'other_rules', 'rules_version', 'rules_digest'):
+        setattr(response, field, getattr(summary, field))
+    return fill_admin_success(response, summary.line())
 
 
 def fill_recall(response, result, include_entities=True):

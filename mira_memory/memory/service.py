@@ -29,13 +29,16 @@ import os
 import threading
 import time
 
-from mira_memory.core import admission, health, normalize, ownership, recall, store, turns
+from mira_memory.core import admission, grounding, health, normalize, ownership, recall, store
+from mira_memory.core import turns, verify
 from mira_memory.core.turn_proposals import TurnProposalLog
 from mira_memory.memory import responses
 from mira_memory.ros.node_runner import StartupError
 
 FIND_MEMORY_LIMIT = 100
 LIST_MEMORY_LIMIT = 1000
+# Findings one verify answer lists (its counts are exact however many there are).
+VERIFY_FINDINGS_MAX = 10000
 
 
 class MemoryService:
@@ -47,7 +50,7 @@ class MemoryService:
 
         robot_profile: a callable returning the current robot profile name.
         logger: an rclpy logger (the node's); by default the 'memory' logger.
-        copies_busy: a callable, True while a backup or export runs.
+        copies_busy: a callable, True while a backup, export or verify runs.
         """
         if logger is None:
             import rclpy.logging
@@ -64,6 +67,7 @@ class MemoryService:
         self.turn_proposals = TurnProposalLog()
         self.health = health.Health()
         self._row_count = None  # a background row count in progress (_count_rows)
+        self._rules_logged = False  # the startup line about older rules (_log_rules)
         self.admin_handlers = {
             'status': self.admin_status,
             'entity_add': self.admin_entity_add,
@@ -143,6 +147,8 @@ class MemoryService:
         def count():
             try:
                 outcome['counts'] = reader.counts()
+                outcome['receipts'] = reader.receipt_rules_counts(
+                    grounding.RULES_VERSION, grounding.rules_digest())
             except store.StoreError:
                 pass  # counted again at the next report
             finally:
@@ -159,9 +165,32 @@ class MemoryService:
         if thread.is_alive():
             return
         self._row_count = None
-        if 'counts' in outcome and generation == self.store.generation:
+        if 'receipts' in outcome and generation == self.store.generation:
             self.health.set_counts(outcome['counts'])
-        elif self.health.counts is None:
+            first = self.health.receipt_counts is None and not self._rules_logged
+            self.health.set_receipt_counts(*outcome['receipts'])
+            if first:
+                self._log_rules(*outcome['receipts'])
+        elif self.health.counts is None or self.health.receipt_counts is None:
+            self._count_rows()
+
+    def _log_rules(self, other_rules, no_receipt):
+        """Say once, after the first count, how many memories the running rules did not judge."""
+        self._rules_logged = True
+        running = f'{grounding.RULES_VERSION}+{grounding.rules_digest()}'
+        if other_rules or no_receipt:
+            self.log.info(
+                f'{other_rules} active remembered memories were admitted under other grounding '
+                f'rules than the running ones ({running}) and {no_receipt} have no receipt; '
+                'judge them again with: memory verify')
+        else:
+            self.log.info('every active remembered memory was admitted under the running '
+                          f'grounding rules ({running})')
+
+    def _recount_receipts(self):
+        """Count again what verify would judge (a retire or forget changed it)."""
+        self.health.set_receipt_counts(None, None)
+        if self._row_count is None:
             self._count_rows()
 
     # The database stays at its path -----------------------------------------------
@@ -379,10 +408,11 @@ class MemoryService:
             response, f'created {store.format_memory_id(memory.id)}')
 
     def admin_show(self, request, response):
-        """Show one memory with its payloads."""
+        """Show one memory with its payloads and its receipt."""
         memory, payloads = self.store.get_memory(store.parse_memory_id(request.memory_id))
         response.memory = responses.memory_message(memory)
         response.payloads = [responses.payload_record(payload) for payload in payloads]
+        responses.fill_receipt(response, self.store.get_receipt(memory.id))
         responses.fill_retirement(response, memory)
         responses.fill_admin_success(response, store.format_memory_id(memory.id))
 
@@ -398,6 +428,7 @@ class MemoryService:
         memory = self.store.retire_memory(
             store.parse_memory_id(request.memory_id), request.reason)
         self.health.wrote(active_memories=-1)
+        self._recount_receipts()
         response.memory = responses.memory_message(memory)
         responses.fill_retirement(response, memory)
         responses.fill_admin_success(
@@ -407,7 +438,8 @@ class MemoryService:
         """Preview (confirm false) or apply the removal of a memory or an entity."""
         if request.confirm and self._copies_busy():
             # The copy's read snapshot would keep the forgotten text in the WAL.
-            raise store.BusyError('a backup or export is running; forget when it is done')
+            raise store.BusyError(
+                'a backup, export or verify is running; forget when it is done')
         target = request.target
         if target.startswith('ENT'):
             plan = self.store.forget_entity(
@@ -422,7 +454,37 @@ class MemoryService:
             # this process until replaced: the forget drops them now.
             self.recall_cache.clear()
             normalize.forget_kept_texts()
+            self._recount_receipts()
         responses.fill_forget(response, plan)
+
+    # Verify (on the copy worker) -------------------------------------------------
+
+    def verify_work(self, request):
+        """
+        Return (work, finish) for an AdminVerify request; the node runs work on the copy worker.
+
+        work(should_stop=...) judges the memories through its own read-only
+        snapshot (core.verify) and returns the summary; finish(summary,
+        response) fills the answer. Bad ids raise InvalidInputError here,
+        before anything runs.
+        """
+        memory_ids = [store.parse_memory_id(text) for text in request.memory_ids]
+        path = str(self.store.path)
+        findings = []
+        truncated = []
+
+        def found(finding):
+            if len(findings) < VERIFY_FINDINGS_MAX:
+                findings.append(finding)
+            else:
+                truncated.append(True)
+
+        def work(should_stop):
+            return verify.verify(path, memory_ids, on_finding=found, should_stop=should_stop)
+
+        def finish(summary, response):
+            return responses.fill_verify(response, summary, findings, bool(truncated))
+        return work, finish
 
 
 def _file_size(path):

@@ -85,6 +85,8 @@ USAGE_ERRORS = [
     (['memory', 'forget', 'MEM1', '--yes=no'], '--yes takes no value'),
     (['memory', 'backup', 'copy.sqlite3'], 'PATH must be absolute'),
     (['memory', 'export', '/tmp/x.jsonl', '--overwrite'], 'unknown option --overwrite'),
+    (['memory', 'verify', 'ENT1'], '"ENT1" is not a memory id'),
+    (['memory', 'verify', 'MEM1', '--yes'], 'unknown option --yes'),
     (['memory', 'entity'], 'memory entity add <entity_type> "<canonical name>" | memory entity'),
     (['remember', 'x'], 'unknown command: remember'),
     (['--bogus', 'memory', 'persistent'], 'unknown option --bogus'),
@@ -116,7 +118,8 @@ def test_help_lists_every_command():
                   '[--predicate <token>] [--value "<text>"] [--source-kind <token>] '
                   '[--source-label "<text>"] [--confidence <0.0..1.0>]',
                   'memory retire MEM<n> --reason "<text>"', 'memory forget MEM<n>|ENT<n> [--yes]',
-                  'memory backup PATH [--force]', 'memory export PATH [--force]'):
+                  'memory backup PATH [--force]', 'memory export PATH [--force]',
+                  'memory verify [MEM<n> ...] [--json]'):
         assert f'  {usage}\n' in out
 
 
@@ -129,7 +132,7 @@ def test_persistent_shows_path_schema_counts_and_profile(node, memory):
     lines = out.splitlines()
     assert lines[0] == 'persistent memory is enabled'
     assert f'  database:       {node.database_path}' in lines
-    assert '  schema version: 2' in lines
+    assert '  schema version: 3' in lines
     assert '  robot profile:  "Mira"' in lines
     assert any(re.fullmatch(r'  entities:       \d+', line) for line in lines)
     assert any(re.fullmatch(r'  memories:       \d+ \(\d+ active\)', line) for line in lines)

@@ -152,7 +152,7 @@ def copy_refused_as_busy(ros, node):
     answer = ros.call(srv.AdminExport, f'{node.prefix}/admin/export',
                       srv.AdminExport.Request(path='relative.jsonl'))
     return (answer.success, answer.error_code, answer.message) == (
-        False, 'busy', 'another backup or export is running; try again when it is done')
+        False, 'busy', 'another backup, export or verify is running; try again when it is done')
 
 
 def test_backup_runs_while_the_node_serves_everything_else(ros, memory_node, tmp_path):
@@ -178,7 +178,7 @@ def test_backup_runs_while_the_node_serves_everything_else(ros, memory_node, tmp
         assert memory('forget', tea)[0] == 0  # the preview writes nothing
         code, _, err = memory('forget', tea, '--yes')
         assert (code, err) == (
-            1, 'error: busy: a backup or export is running; forget when it is done\n')
+            1, 'error: busy: a backup, export or verify is running; forget when it is done\n')
         assert backup.poll() is None
     out, err = backup.communicate(timeout=60)
     assert backup.returncode == 0, err
@@ -260,7 +260,7 @@ def test_backup_export_and_import_through_node_and_tools(ros, memory_node, tmp_p
     assert code == 0, err
     assert out == (f'backup written: {backup} ({backup.stat().st_size} bytes)\n'
                    '  entities 1, aliases 0, memories 1, links 1, payloads 1\n')
-    assert schema.read_version(backup)[0] == 2
+    assert schema.read_version(backup)[0] == 3
     code, _, err = memory('backup', str(backup))
     assert code == 1 and err.startswith('error: exists: ') and '--force' in err
     assert memory('backup', str(backup), '--force')[0] == 0
@@ -277,7 +277,7 @@ def test_backup_export_and_import_through_node_and_tools(ros, memory_node, tmp_p
     assert code == 0, err
     again = console_for(start(memory_node, ros, imported))
     lines = again('persistent')[1].splitlines()
-    assert '  schema version: 2' in lines and '  memories:       1 (1 active)' in lines
+    assert '  schema version: 3' in lines and '  memories:       1 (1 active)' in lines
     # MEM2 was forgotten before the export: the imported store does not reuse it.
     assert created(again('add', 'fact', 'x', '--link', f'{ada}:subject')[1], 'MEM') == 'MEM3'
     from_backup = console_for(start(memory_node, ros, backup))
@@ -290,7 +290,7 @@ def test_migrate_then_start_the_node(ros, memory_node, tmp_path):
     assert code == 0, err
     memory = console_for(start(memory_node, ros, database))
     lines = memory('persistent')[1].splitlines()
-    assert '  schema version: 2' in lines and '  memories:       2 (2 active)' in lines
+    assert '  schema version: 3' in lines and '  memories:       2 (2 active)' in lines
     assert 'Ada likes tea' in memory('list', 'ENT1')[1]
 
 
@@ -306,7 +306,8 @@ def test_migrate_refuses_while_a_memory_node_runs(ros, memory_node, tmp_path):
 
 
 def test_copy_services_declare_busy_and_exists():
-    for service_type in (srv.AdminRetire, srv.AdminForget, srv.AdminBackup, srv.AdminExport):
+    for service_type in (srv.AdminRetire, srv.AdminForget, srv.AdminBackup, srv.AdminExport,
+                         srv.AdminVerify):
         declared = {value for name, value in vars(service_type.Response).items()
                     if name.startswith('ERROR_')}
         assert declared == {'invalid_argument', 'not_found', 'duplicate_alias', 'disabled',

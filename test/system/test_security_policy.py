@@ -106,7 +106,7 @@ def test_only_the_console_calls_admin_and_the_operator_source_only_seeds():
     callers = {name: holders(policy, 'call', name) for name in admin}
     assert {name.rpartition('/')[2] for name in admin} == {
         'status', 'entity_add', 'entity_find', 'alias_add', 'find', 'add', 'show', 'list',
-        'retire', 'forget', 'backup', 'export'}
+        'retire', 'forget', 'backup', 'export', 'verify'}
     assert {name: enclaves - {'/mira/operator_source'} for name, enclaves in callers.items()} \
         == dict.fromkeys(admin, {CONSOLE_ENCLAVE})
     seeded = {name.rpartition('/')[2] for name, enclaves in callers.items()
