@@ -247,7 +247,7 @@ def test_forget_removes_the_receipt_with_no_word_left_while_running_and_after(
     assert result.outcome == 'created', result
     assert 'quorvish' in console(node, 'show', result.memory_id)[1]
     # The receipt alone holds "Note this" and "every morning".
-    assert set(word for _, word in raw_hits(database, SECRET_WORDS)) >= {
+    assert {word for _, word in raw_hits(database, SECRET_WORDS)} >= {
         'Note this', 'every morning'}
     code, out, _ = console(node, 'forget', result.memory_id, '--yes')
     assert code == 0 and out.startswith(f'forgot {result.memory_id}: 1 memories')
