@@ -158,18 +158,26 @@ def verify_file(path, memory_ids, as_json, out):
         raise _Refused(f'cannot open {path}: {error.strerror}') from None
     with claim:
         schema.inspect_existing(path)
-        findings = []
+        # --json is streamed like the text (one finding per line, however
+        # many); its opening is written with the first finding or the
+        # summary, so a refusal before any judgment prints no half document.
+        state = {'findings': 0}
 
         def found(finding):
-            if as_json:
-                findings.append(finding.as_json())
-            else:
+            if not as_json:
                 print(finding.line(), file=out)
+                return
+            if not state['findings']:
+                print('{\n "database": %s,\n "findings": [' % json.dumps(str(path)), file=out)
+            line = json.dumps(finding.as_json(), ensure_ascii=False, sort_keys=True)
+            print((' ,' if state['findings'] else '  ') + line, file=out)
+            state['findings'] += 1
         summary = verify.verify(str(path), memory_ids, on_finding=found)
     if as_json:
-        json.dump({'database': str(path), 'findings': findings, 'summary': summary.as_json()},
-                  out, ensure_ascii=False, indent=1, sort_keys=True)
-        print(file=out)
+        if not state['findings']:
+            print('{\n "database": %s,\n "findings": [' % json.dumps(str(path)), file=out)
+        print(' ],\n "summary": %s\n}' % json.dumps(summary.as_json(), sort_keys=True),
+              file=out)
     else:
         print(summary.line(), file=out)
     return EXIT_OK if summary.all_ok else EXIT_FAILED

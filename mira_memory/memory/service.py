@@ -471,19 +471,19 @@ class MemoryService:
         memory_ids = [store.parse_memory_id(text) for text in request.memory_ids]
         path = str(self.store.path)
         findings = []
-        truncated = []
+        truncated = {'any': False}
 
         def found(finding):
             if len(findings) < VERIFY_FINDINGS_MAX:
                 findings.append(finding)
             else:
-                truncated.append(True)
+                truncated['any'] = True
 
         def work(should_stop):
             return verify.verify(path, memory_ids, on_finding=found, should_stop=should_stop)
 
         def finish(summary, response):
-            return responses.fill_verify(response, summary, findings, bool(truncated))
+            return responses.fill_verify(response, summary, findings, truncated['any'])
         return work, finish
 
 
