@@ -517,11 +517,15 @@ def _header(number, text):
     if not isinstance(header, dict) or (header.get('type'), header.get('format')) != (
             'header', EXPORT_FORMAT):
         raise _refused(number, 'the first line is not a mira_memory export header')
-    if header.get('schema_version') != schema.SCHEMA_VERSION:
-        raise _refused(number, 'export schema version %r is not supported (expected %d)'
-                       % (header.get('schema_version'), schema.SCHEMA_VERSION))
+    version = header.get('schema_version')
+    if version not in (2, schema.SCHEMA_VERSION) or isinstance(version, bool):
+        raise _refused(number, 'export schema version %r is not supported (expected 2 or %d)'
+                       % (version, schema.SCHEMA_VERSION))
     counts, sequences = header.get('counts'), header.get('sequences')
-    if not _counter_map(counts) or set(counts) != set(_COUNT_NAMES.values()):
+    # A version 2 export has no receipts (and no receipt count); it imports
+    # as version 3 with none, as memory_migrate would have made it.
+    names = set(_COUNT_NAMES.values()) - ({'receipts'} if version == 2 else set())
+    if not _counter_map(counts) or set(counts) != names:
         raise _refused(number, 'header counts are missing or malformed')
     if not _counter_map(sequences) or not set(sequences) <= set(schema.ID_TABLES):
         raise _refused(number, 'header sequences are malformed')
@@ -569,6 +573,7 @@ def import_export(database, lines):
         if header is None:
             raise _refused(max(number, 1), 'the export is empty')
         counts, sequences = header
+        counts = dict({'receipts': 0}, **counts)
         found = {_COUNT_NAMES[kind]: importer.counts[kind] for kind in RECORD_TYPES}
         if found != counts:
             missing = ', '.join('%s %d of %d' % (name, found[name], counts[name])

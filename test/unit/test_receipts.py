@@ -451,3 +451,25 @@ def test_verify_usage():
     assert code == 2 and 'is not a memory id' in err
     code, _, err = run(offline_tools.verify_main, '--database', '/nonexistent/x')
     assert (code, err) == (1, 'error: no database at /nonexistent/x\n')
+
+
+def test_a_version_2_export_imports_with_no_receipts(remembered, tmp_path):
+    export = tmp_path / 'v3.jsonl'
+    archive.export(str(remembered.path), str(export))
+    records = [json.loads(line) for line in export.read_text().splitlines()]
+    header = dict(records[0], schema_version=2)
+    del header['counts']['receipts']
+    old = [header] + [r for r in records[1:] if r['type'] != 'receipt']
+    v2 = tmp_path / 'v2.jsonl'
+    v2.write_text(''.join(json.dumps(r) + '\n' for r in old), encoding='utf-8')
+    target = tmp_path / 'new.sqlite3'
+    code, out, err = run(offline_tools.import_main, '--database', target, '--from', v2)
+    assert code == 0, err
+    assert 'receipts 0' in out
+    assert collect(target)[0].no_receipt == 2
+    # A receipt in a version 2 export is more than its header counted.
+    v2.write_text(''.join(json.dumps(r) + '\n' for r in [header] + records[1:]),
+                  encoding='utf-8')
+    target.unlink()
+    code, _, err = run(offline_tools.import_main, '--database', target, '--from', v2)
+    assert code == 1 and 'truncated or padded' in err
