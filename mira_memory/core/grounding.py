@@ -489,6 +489,11 @@ def _analyse_default(utterance):
     return _analyse(utterance, language())
 
 
+def forget_kept_texts():
+    """Drop the analyses kept of the last utterances (after a forget, none may stay)."""
+    _analyse_default.cache_clear()
+
+
 def _analyse(utterance, lang):
     try:
         display = display_form(utterance)

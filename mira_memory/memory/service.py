@@ -454,6 +454,8 @@ class MemoryService:
             # this process until replaced: the forget drops them now.
             self.recall_cache.clear()
             normalize.forget_kept_texts()
+            # Admission and verify keep the analyses of the last utterances.
+            grounding.forget_kept_texts()
             self._recount_receipts()
         responses.fill_forget(response, plan)
 
