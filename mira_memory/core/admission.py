@@ -65,7 +65,15 @@ insert, so nothing can change between the checks and the write:
     ("Zed, Ada likes tea.") is accounted for only as a known name addressed.
 18. duplicate (applied, nothing written), conflict (facts and preferences
     share one slot per subject and predicate), 19. the per-turn limit, then
-    the insert.
+    the insert of the memory and, in the same transaction, its receipt
+    (`receipt`: the utterance, the turn's ids, the proposal as sent, the
+    robot profile, the rules' version and digest and their Decision).
+
+A rejection names the rule that refused it (AdmissionResult.rule). `judge`
+runs rules 1-17 alone, reading entities through any snapshot and writing
+nothing: `memory verify` (core/verify.py) judges a stored memory's receipt
+again with it. Rules 18 and 19 stay admission's: a stored memory judged
+again would only find itself.
 
 Per-turn limit (a decision of this module): an operator turn creates at most
 one memory. A second, different proposal in a turn that already created one
