@@ -138,10 +138,17 @@ class MemoryService:
         SQLite lets other threads run while it counts. _take_row_count
         applies the result on the executor thread, and only when the node
         wrote nothing meanwhile (else it counts again), so the counts stay
-        exact; until then diagnostics show no counts.
+        exact; until then diagnostics show no counts. The same thread
+        counts what verify would judge again (receipts of other rules, none).
+        Once the database left its path nothing is counted any more.
         """
+        if self.health.database_lost is not None:
+            return
         generation = self.store.generation
-        reader = self.store.open_reader()
+        try:
+            reader = self.store.open_reader()
+        except store.StoreError:
+            return  # counted again at the next report
         outcome = {}
 
         def count():
@@ -165,13 +172,15 @@ class MemoryService:
         if thread.is_alive():
             return
         self._row_count = None
-        if 'receipts' in outcome and generation == self.store.generation:
+        if 'counts' in outcome and generation == self.store.generation:
             self.health.set_counts(outcome['counts'])
-            first = self.health.receipt_counts is None and not self._rules_logged
+        # A memory insert changes neither receipt count (its receipt names
+        # the running rules); only a broad write (retire, forget) does.
+        if 'receipts' in outcome and not self.store.changed_since(generation):
             self.health.set_receipt_counts(*outcome['receipts'])
-            if first:
+            if not self._rules_logged:
                 self._log_rules(*outcome['receipts'])
-        elif self.health.counts is None or self.health.receipt_counts is None:
+        if self.health.counts is None or self.health.receipt_counts is None:
             self._count_rows()
 
     def _log_rules(self, other_rules, no_receipt):
