@@ -8,8 +8,10 @@ a private working file and gives every operator_statement memory the
 receipt remember would have written for an operator who said exactly its
 summary ("<subject> <verb> <value>."): the proposal's fields from the row,
 the ids from its source label, the entity ids from its links, the running
-rules. Then it runs, each in a process of its own and measured with
-wait4's peak resident set size:
+rules. Then it runs, each in a process of its own, measured by its own
+peak resident set size (VmHWM of /proc/self/status as it exits: that of
+the program itself, which a fork's inherited pages or wait4's ru_maxrss
+would overstate):
 
 - the offline `memory_verify --database WORK` (what the console's verify
   runs inside the node, on the same read path);
@@ -78,16 +80,24 @@ def add_receipts(path):
         conn.close()
 
 
-def run_measured(command, stdout):
-    """Run command with stdout to a file; return (exit code, seconds, peak RSS MB, stderr)."""
+# Prepended to each measured program: report VmHWM on exit (sys.exit included).
+PEAK = ('import atexit, sys\n'
+        'def _peak():\n'
+        '    for line in open("/proc/self/status"):\n'
+        '        if line.startswith("VmHWM:"):\n'
+        '            sys.stderr.write("PEAK_KB %s\\n" % line.split()[1])\n'
+        'atexit.register(_peak)\n')
+
+
+def run_measured(code, args, stdout):
+    """Run python -c PEAK+code args; return (exit code, seconds, peak RSS MB, stderr)."""
     started = time.monotonic()
-    process = subprocess.Popen(command, stdout=stdout, stderr=subprocess.PIPE)
-    err = process.stderr.read()
-    # Reaped with wait4, for this child's own resource usage.
-    _, status, usage = os.wait4(process.pid, 0)
-    process.returncode = os.waitstatus_to_exitcode(status)
-    return (process.returncode, time.monotonic() - started, usage.ru_maxrss / 1024.0,
-            err.decode())
+    process = subprocess.run([sys.executable, '-c', PEAK + code, *args], stdout=stdout,
+                             stderr=subprocess.PIPE, text=True)
+    seconds = time.monotonic() - started
+    peaks = [int(line.split()[1]) for line in process.stderr.splitlines()
+             if line.startswith('PEAK_KB ')]
+    return process.returncode, seconds, (peaks[-1] / 1024.0 if peaks else None), process.stderr
 
 
 def main():
@@ -104,11 +114,12 @@ def main():
         started = time.monotonic()
         receipts = add_receipts(work)
         setup_s = time.monotonic() - started
-        verify = [sys.executable, '-c', 'import sys\nfrom mira_memory.console.offline_tools'
-                  ' import verify_main\nsys.exit(verify_main())', '--database', str(work)]
+        verify = ('from mira_memory.console.offline_tools import verify_main\n'
+                  'sys.exit(verify_main())')
         report = pathlib.Path(directory) / 'verify.txt'
         with open(report, 'w') as out:
-            code, verify_s, verify_mb, err = run_measured(verify, out)
+            code, verify_s, verify_mb, err = run_measured(
+                verify, ['--database', str(work)], out)
         if code not in (0, 1):
             raise SystemExit(f'memory_verify failed ({code}): {err}')
         lines = report.read_text().splitlines()
@@ -118,18 +129,18 @@ def main():
             key = line.split(' ', 1)[1].rsplit(' (', 1)[0] if 'WOULD' in line else kind
             findings[key] = findings.get(key, 0) + 1
         summary = lines[-1]
-        backup = [sys.executable, '-c', 'import sys\nfrom mira_memory.core import archive\n'
-                  'archive.backup(sys.argv[1], sys.argv[2])', str(work),
-                  str(pathlib.Path(directory) / 'backup.sqlite3')]
-        code, backup_s, backup_mb, err = run_measured(backup, subprocess.DEVNULL)
+        backup = 'from mira_memory.core import archive\narchive.backup(sys.argv[1], sys.argv[2])'
+        code, backup_s, backup_mb, err = run_measured(
+            backup, [str(work), str(pathlib.Path(directory) / 'backup.sqlite3')],
+            subprocess.DEVNULL)
         if code != 0:
             raise SystemExit(f'backup failed: {err}')
         print(json.dumps({
             'memories': args.memories, 'receipts': receipts,
             'store_mb': round(work.stat().st_size / 1e6, 1),
             'receipts_setup_s': round(setup_s, 1),
-            'verify_s': round(verify_s, 1), 'verify_peak_rss_mb': round(verify_mb, 1),
-            'backup_s': round(backup_s, 1), 'backup_peak_rss_mb': round(backup_mb, 1),
+            'verify_s': round(verify_s, 1), 'verify_peak_rss_mb': verify_mb,
+            'backup_s': round(backup_s, 1), 'backup_peak_rss_mb': backup_mb,
             'verify_summary': summary, 'findings': findings,
             'load_average': [round(load, 2) for load in os.getloadavg()],
         }, indent=1))
