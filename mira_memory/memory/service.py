@@ -94,11 +94,6 @@ class MemoryService:
 
     def _open_store(self, path):
         self.ownership = self._claim(path)
-        exposure = private_files.exposure(path)
-        if exposure:
-            # Served anyway (the operator chose the mode), but said once here
-            # and in every /diagnostics report while it lasts.
-            self.log.warning(exposure)
         try:
             self.store = store.MemoryStore.open(path, create_parent=True)
             self.reader = self.store.open_reader()
@@ -108,6 +103,11 @@ class MemoryService:
         except store.StoreError as error:
             self.close()
             raise StartupError(f'cannot open persistent memory at {path}: {error}') from None
+        exposure = private_files.exposure(path)
+        if exposure:
+            # Served anyway (the operator chose the mode), but said once here
+            # and in every /diagnostics report while it lasts.
+            self.log.warning(exposure)
 
     @staticmethod
     def _claim(path):
