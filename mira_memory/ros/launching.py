@@ -1,7 +1,9 @@
 # SPDX-License-Identifier: Apache-2.0
 """
-What the launch files share: a failed memory node ends the launch; absolute
-paths; the memory node's parameters from a params file and launch arguments.
+What the launch files share: failure handling, paths, the memory node's parameters.
+
+A failed memory node ends the launch; database paths must be absolute; the
+memory node's parameters come from a params file and launch arguments.
 
 Only stop_launch_on_failure() imports launch, so the rest is tested in the
 standalone environment, where launch is not installed (it is not on PyPI).

@@ -154,14 +154,14 @@ def write(tmp_path, text):
 
 def test_the_params_file_decides_what_no_argument_gives(tmp_path):
     from mira_memory.ros import launching
-    params = write(tmp_path, '''
+    params = write(tmp_path, """
 /**:
   ros__parameters:
     enabled: false
     database_path: /data/memory.sqlite3
     robot_profile: Robo
     use_sim_time: true
-''')
+""")
     assert launching.memory_node_parameters(params, '/mira/memory', NOT_GIVEN, DEFAULTS) == [
         params, {}]
 
@@ -195,14 +195,14 @@ def test_the_bringup_defaults_fill_in_only_what_the_file_leaves_unset(tmp_path):
 ])
 def test_params_file_sections_match_like_rcl(tmp_path, key, matches):
     from mira_memory.ros import launching
-    params = write(tmp_path, f"{key}:\n  ros__parameters:\n    robot_profile: Robo\n")
+    params = write(tmp_path, f'{key}:\n  ros__parameters:\n    robot_profile: Robo\n')
     assert launching.params_file_values(params, '/mira/memory') == (
         {'robot_profile': 'Robo'} if matches else {})
 
 
 def test_nested_namespaces_and_later_sections_win(tmp_path):
     from mira_memory.ros import launching
-    params = write(tmp_path, '''
+    params = write(tmp_path, """
 /**:
   ros__parameters:
     robot_profile: Anyone
@@ -210,13 +210,13 @@ mira:
   memory:
     ros__parameters:
       robot_profile: Mira2
-''')
+""")
     assert launching.params_file_values(params, '/mira/memory') == {'robot_profile': 'Mira2'}
 
 
 def test_a_bad_boolean_argument_is_refused_with_its_name():
     from mira_memory.ros import launching
-    with pytest.raises(ValueError, match="launch argument enabled must be true or false"):
+    with pytest.raises(ValueError, match='launch argument enabled must be true or false'):
         launching.memory_node_parameters('', '/mira/memory', {**NOT_GIVEN, 'enabled': 'yes'},
                                          DEFAULTS)
 

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
 """
-config/memory.yaml against the real memory node: every parameter it declares, in the README's order.
+config/memory.yaml against the real memory node: every parameter, in the README's order.
 
 And the params file works: a real node started with config/memory.yaml and
 the bringup's layering takes the file's values, and a given launch
@@ -75,8 +75,8 @@ def test_the_params_file_is_what_the_node_runs_with_unless_an_argument_is_given(
     defaults = {'enabled': True, 'database_path': str(tmp_path / 'default.sqlite3'),
                 'robot_profile': 'Mira'}
     not_given = dict.fromkeys(launching.OVERRIDABLE, '')
-    for given, profile in ((not_given, 'FileBot'), ({**not_given, 'robot_profile': 'ArgBot'},
-                                                     'ArgBot')):
+    cases = ((not_given, 'FileBot'), ({**not_given, 'robot_profile': 'ArgBot'}, 'ArgBot'))
+    for given, profile in cases:
         namespace = unique_namespace('params')
         layers = launching.memory_node_parameters(str(params), f'{namespace}/memory', given,
                                                   defaults)
