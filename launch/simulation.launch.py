@@ -8,7 +8,9 @@ The simulation: memory node, operator source, cognition, perception, attention.
 The nodes, their names and parameters come from mira_memory.simulation.nodes, the
 same description the demo and the CI tests start as processes. By default
 the database is a new file in a fresh temporary directory, so every launch
-starts empty; pass database_path to keep memory across launches.
+starts empty; pass database_path to keep memory across launches. When the
+memory node fails, the whole launch stops and `ros2 launch` exits 1, as the
+bringup does.
 """
 
 import os
@@ -31,13 +33,25 @@ def _database_path(context):
     return launching.absolute_database_path(configured)
 
 
+def _use_sim_time(context):
+    given = LaunchConfiguration('use_sim_time').perform(context).strip().lower()
+    if given not in ('', 'true', 'false'):
+        raise ValueError(f'launch argument use_sim_time must be true or false, not {given!r}')
+    return None if not given else given == 'true'
+
+
 def _nodes(context):
     specs = simulation.simulation_nodes(
         database_path=_database_path(context),
         scenario_file=LaunchConfiguration('scenario_file').perform(context),
         robot_profile=LaunchConfiguration('robot_profile').perform(context),
-        namespace=LaunchConfiguration('namespace').perform(context))
-    return [simulation.launch_node(spec, output='screen') for spec in specs]
+        namespace=LaunchConfiguration('namespace').perform(context),
+        use_sim_time=_use_sim_time(context))
+    nodes = [simulation.launch_node(spec, output='screen') for spec in specs]
+    # As in the bringup: a memory node that fails ends the launch with exit 1.
+    memory_node = next(node for spec, node in zip(specs, nodes)
+                       if spec.name == simulation.MEMORY_NODE)
+    return [*nodes, launching.stop_launch_on_failure(memory_node)]
 
 
 def generate_launch_description():
@@ -59,5 +73,9 @@ def generate_launch_description():
             'namespace', default_value=simulation.DEFAULT_NAMESPACE,
             description='Namespace of every simulation node (memory node at '
                         '<namespace>/memory).'),
+        DeclareLaunchArgument(
+            'use_sim_time', default_value='',
+            description='true: every node follows /clock. Empty (the default): not set, '
+                        'so the nodes use the system clock.'),
         OpaqueFunction(function=_nodes),
     ])

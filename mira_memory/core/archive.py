@@ -23,7 +23,7 @@ import os
 import pathlib
 import sqlite3
 
-from mira_memory.core import schema
+from mira_memory.core import private_files, schema
 from mira_memory.core import store as store_module
 from mira_memory.core.admission import source_label, TurnContext
 from mira_memory.core.errors import BackendError, InvalidInputError, StoreError
@@ -189,6 +189,7 @@ def backup(source, target, *, force=False, pages=BACKUP_PAGES_PER_STEP, progress
         with _closing(_snapshot_connection(source, should_stop,
                                            check_schema=check_schema)) as src:
             counts = schema.table_counts(src)
+            private_files.create_empty(partial)  # 0600, like the database
             # timeout=0: the partial file is this copy's alone, so a lock on it
             # is answered at once (and retried after the step's pause) instead
             # of after SQLite's busy timeout, and should_stop is asked meanwhile.
@@ -264,7 +265,8 @@ def export(source, target, *, force=False, should_stop=_never):
                 'counts': {_COUNT_NAMES[kind]: counts[_table(kind)] for kind in RECORD_TYPES},
                 'sequences': _sequences(src),
             }
-            with open(partial, 'w', encoding='utf-8', newline='\n') as out:
+            with open(partial, 'w', encoding='utf-8', newline='\n',
+                      opener=private_files.opener) as out:  # 0600
                 out.write(_line(header))
                 for kind in RECORD_TYPES:
                     fields = _FIELDS[kind]

@@ -132,11 +132,13 @@ class Health:
         return True
 
     def report(self, *, enabled, database_path=None, schema_version=None,
-               file_sizes=None, extra_values=()):
+               file_sizes=None, file_mode=None, exposure=None, extra_values=()):
         """
         Return the Report for this moment.
 
         file_sizes: (database bytes or None when missing, WAL bytes or None).
+        file_mode: the database file's permission bits ('0600'), None when missing.
+        exposure: a warning when other users may read the file (core/private_files.py).
         extra_values: further (key, value) pairs another part of the node
         reports (the observed-turn window, for one).
         """
@@ -148,6 +150,7 @@ class Health:
         database_bytes, wal_bytes = file_sizes or (None, None)
         values.append(('file size bytes', _text(database_bytes, 'missing')))
         values.append(('wal size bytes', _text(wal_bytes, 'none')))
+        values.append(('file mode', _text(file_mode, 'missing')))
         for name in COUNT_NAMES:
             values.append((name.replace('_', ' '), _text((self.counts or {}).get(name))))
         other_rules, no_receipt = self.receipt_counts or (None, None)
@@ -175,6 +178,9 @@ class Health:
             level = LEVEL_WARN
             message = (f'store failures in the last minute: {recall_recent} recall, '
                        f'{remember_recent} remember')
+        elif exposure:
+            level = LEVEL_WARN
+            message = exposure
         else:
             level = LEVEL_OK
             message = 'persistent memory is serving'

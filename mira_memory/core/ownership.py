@@ -25,6 +25,8 @@ must never be acknowledged as written.
 import fcntl
 import os
 
+from mira_memory.core import private_files
+
 
 class DatabaseBusyError(Exception):
     """Another process owns the database file; the message names it."""
@@ -75,15 +77,16 @@ def claim(path, *, create=True):
     """
     Take exclusive ownership of the database file at path, without waiting.
 
-    With create, a missing file is created empty (SQLite treats an empty file
-    as a new database); the parent directory must exist. Opening never
+    With create, a missing file is created empty and 0600, its owner's alone
+    (SQLite treats an empty file as a new database; core/private_files.py);
+    the parent directory must exist. Opening never
     changes an existing file's bytes. Raises DatabaseBusyError when another
     process owns it, OSError when the file cannot be opened.
     """
     flags = os.O_RDONLY | os.O_CLOEXEC
     if create:
         flags |= os.O_CREAT
-    fd = os.open(path, flags, 0o644)
+    fd = os.open(path, flags, private_files.FILE_MODE)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:

@@ -38,7 +38,7 @@ import sqlite3
 import threading
 import time
 
-from mira_memory.core import schema
+from mira_memory.core import private_files, schema
 from mira_memory.core.errors import BackendError, BusyError, DuplicateAliasError  # noqa: F401
 from mira_memory.core.errors import InvalidInputError, NotFoundError, StoreError
 from mira_memory.core.errors import TargetExistsError, UnsupportedDatabaseError  # noqa: F401
@@ -764,7 +764,7 @@ class MemoryStore(_Reads):
                 raise InvalidInputError(
                     'database directory does not exist: %s' % path.parent)
             try:
-                path.parent.mkdir(parents=True, exist_ok=True)
+                private_files.make_directories(path.parent)
             except OSError as exc:
                 raise BackendError('cannot create database directory: %s' % exc) from exc
         # Validate before any read-write connection exists: opening
@@ -772,7 +772,12 @@ class MemoryStore(_Reads):
         if path.exists() and path.stat().st_size > 0:
             schema.inspect_existing(path)
         try:
+            # A new database is its owner's alone (0600; SQLite gives the WAL
+            # and SHM files the database file's mode).
+            private_files.create_missing(path)
             conn = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False)
+        except OSError as exc:
+            raise BackendError('cannot create database: %s' % exc) from exc
         except sqlite3.Error as exc:
             raise BackendError('cannot open database: %s' % exc) from exc
         store = cls(conn, path, clock or _default_clock)

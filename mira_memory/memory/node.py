@@ -21,7 +21,8 @@ The handlers themselves (request in, response out) are MemoryService's,
 callable without a ROS graph; this module declares the parameters, builds
 the service, the turn gate and the copy worker, and registers the services.
 A second node on the same database file exits 1 naming the owner. Health
-goes to /diagnostics once a second (mira_memory/ros/diagnostics.py).
+goes to /diagnostics once a second by default (diagnostics_period_sec;
+mira_memory/ros/diagnostics.py).
 """
 
 import sys
@@ -81,7 +82,7 @@ class MemoryNode(Node):
         self._diagnostics = diagnostics.DiagnosticsPublisher(
             self, 'persistent memory',
             str(self.settings.database_path) if self.settings.enabled else '',
-            self._diagnostic_report)
+            self._diagnostic_report, self.diagnostics_period_sec)
         self._copies = CopyWorker(self)
         for service_type, command, work in ((AdminBackup, 'backup', archive.backup),
                                             (AdminExport, 'export', archive.export)):
@@ -128,7 +129,16 @@ class MemoryNode(Node):
              'How long a remember whose turn has not been heard yet waits '
              'for it (seconds; 0 decides at once). Other requests are '
              'served meanwhile.'),
+            ('diagnostics_period_sec', diagnostics.PERIOD_SEC,
+             'Period of the /diagnostics report (seconds, '
+             f'{diagnostics.MIN_PERIOD_SEC} to {diagnostics.MAX_PERIOD_SEC}).'),
         ))
+        self.diagnostics_period_sec = self.get_parameter('diagnostics_period_sec').value
+        if not (diagnostics.MIN_PERIOD_SEC <= self.diagnostics_period_sec
+                <= diagnostics.MAX_PERIOD_SEC):
+            raise node_runner.StartupError(
+                f'diagnostics_period_sec must be between {diagnostics.MIN_PERIOD_SEC} and '
+                f'{diagnostics.MAX_PERIOD_SEC}')
         parameters.declare(
             self, 'robot_profile', '',
             'Name of the active robot profile: the entity that you/your/yours/yourself '

@@ -29,8 +29,8 @@ import os
 import threading
 import time
 
-from mira_memory.core import admission, grounding, health, normalize, ownership, recall, store
-from mira_memory.core import turns, verify
+from mira_memory.core import admission, grounding, health, normalize, ownership, private_files
+from mira_memory.core import recall, store, turns, verify
 from mira_memory.core.turn_proposals import TurnProposalLog
 from mira_memory.memory import responses
 from mira_memory.ros.node_runner import StartupError
@@ -106,13 +106,18 @@ class MemoryService:
         except store.StoreError as error:
             self.close()
             raise StartupError(f'cannot open persistent memory at {path}: {error}') from None
+        exposure = private_files.exposure(path)
+        if exposure:
+            # Served anyway (the operator chose the mode), but said once here
+            # and in every /diagnostics report while it lasts.
+            self.log.warning(exposure)
 
     @staticmethod
     def _claim(path):
         """Own the database file (creating its directory first) before SQLite opens it."""
         try:
-            if not path.parent.is_dir():
-                path.parent.mkdir(parents=True, exist_ok=True)
+            # A directory the node creates is 0700, the file 0600 (core/private_files.py).
+            private_files.make_directories(path.parent)
             return ownership.claim(str(path))
         except ownership.DatabaseBusyError as error:
             raise StartupError(f'cannot open persistent memory: {error}') from None
@@ -248,6 +253,7 @@ class MemoryService:
         return self.health.report(
             enabled=True, database_path=path, schema_version=self.store.schema_version,
             file_sizes=(_file_size(path), _file_size(f'{path}-wal')),
+            file_mode=_file_mode(path), exposure=private_files.exposure(path),
             extra_values=extra_values)
 
     # Recall and remember -----------------------------------------------------
@@ -501,5 +507,12 @@ class MemoryService:
 def _file_size(path):
     try:
         return os.stat(path).st_size
+    except OSError:
+        return None
+
+
+def _file_mode(path):
+    try:
+        return private_files.mode_text(os.stat(path).st_mode)
     except OSError:
         return None

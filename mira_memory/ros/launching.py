@@ -1,12 +1,16 @@
 # SPDX-License-Identifier: Apache-2.0
 """
-What the launch files share: a failed memory node ends the launch; absolute paths.
+What the launch files share: failure handling, paths, the memory node's parameters.
+
+A failed memory node ends the launch; database paths must be absolute; the
+memory node's parameters come from a params file and launch arguments.
 
 Only stop_launch_on_failure() imports launch, so the rest is tested in the
 standalone environment, where launch is not installed (it is not on PyPI).
 """
 
 import os
+import re
 
 
 class NodeFailed(RuntimeError):
@@ -51,3 +55,89 @@ def absolute_database_path(configured):
             'database_path must be an absolute path (a relative path would resolve '
             'against the working directory of ros2 launch)')
     return path
+
+
+# The memory-node launch arguments of the bringup that set a parameter, with
+# the parameter's type. Each is empty by default, meaning "not given".
+OVERRIDABLE = {'enabled': bool, 'database_path': str, 'robot_profile': str,
+               'use_sim_time': bool}
+
+
+def _pattern(key):
+    """Return the regular expression of a params-file node key ('/**', '/mira/memory', ...)."""
+    key = key if key.startswith('/') else f'/{key}'
+    parts = []
+    for token in re.split(r'(/\*\*|\*)', key):
+        if token == '/**':
+            parts.append('(?:/[^/]+)*')
+        elif token == '*':
+            parts.append('[^/]*')
+        else:
+            parts.append(re.escape(token))
+    return re.compile(''.join(parts))
+
+
+def _node_sections(document, prefix=''):
+    """Yield (node key, parameters) of a params-file document, namespaces nested or joined."""
+    if not isinstance(document, dict):
+        return
+    for key, value in document.items():
+        if not isinstance(value, dict):
+            continue
+        name = f'{prefix}/{str(key).strip("/")}' if prefix else str(key)
+        if isinstance(value.get('ros__parameters'), dict):
+            yield name, value['ros__parameters']
+        else:
+            yield from _node_sections(value, name)
+
+
+def params_file_values(params_file, node_name):
+    """
+    Return {parameter: value} that params_file sets for the node node_name (/ns/name).
+
+    Sections are matched like rcl does (a fully qualified name, '/**' for any
+    namespaces, '*' for one name); a later section wins. A file that cannot
+    be read or parsed gives {}: the node reports it itself, on one line.
+    """
+    import yaml
+    try:
+        with open(params_file, encoding='utf-8') as handle:
+            document = yaml.safe_load(handle)
+    except (OSError, yaml.YAMLError):
+        return {}
+    values = {}
+    for key, parameters in _node_sections(document):
+        if _pattern(key).fullmatch(node_name):
+            values.update(parameters)
+    return values
+
+
+def _typed(name, text, kind):
+    if kind is bool:
+        lowered = text.strip().lower()
+        if lowered not in ('true', 'false'):
+            raise ValueError(f'launch argument {name} must be true or false, not {text!r}')
+        return lowered == 'true'
+    return text
+
+
+def memory_node_parameters(params_file, node_name, given, defaults):
+    """
+    Return the memory node's `parameters` list for launch_ros: the params file, then overrides.
+
+    Precedence, highest first: a launch argument that was given (non-empty
+    in given), the params file, then the bringup's defaults. A default is
+    passed only for a parameter the params file does not set (an empty
+    database_path counts as not set: enabled memory needs a path), so the
+    file decides everything the launch command line leaves alone.
+    """
+    from_file = params_file_values(params_file, node_name) if params_file else {}
+    overrides = {}
+    for name, value in defaults.items():
+        if name not in from_file or (name == 'database_path' and not from_file[name]):
+            overrides[name] = value
+    for name, kind in OVERRIDABLE.items():
+        text = given.get(name, '')
+        if text != '':
+            overrides[name] = _typed(name, text, kind)
+    return ([params_file] if params_file else []) + [overrides]

@@ -71,18 +71,19 @@ def normalize_namespace(namespace):
 
 def simulation_nodes(*, database_path, scenario_file, robot_profile=DEFAULT_ROBOT_PROFILE,
                      namespace=DEFAULT_NAMESPACE, call_timeout_sec=5.0,
-                     working_memory_capacity=50, exit_when_done=True):
+                     working_memory_capacity=50, exit_when_done=True, use_sim_time=None):
     """
     Return the simulation's nodes, memory node first.
 
     database_path must be absolute: the memory node resolves nothing against
     its working directory. Every node reads the same scenario file.
+    use_sim_time: True or False sets every node's use_sim_time; None leaves it.
     """
     if not os.path.isabs(database_path):
         raise ValueError('database_path must be an absolute path')
     namespace = normalize_namespace(namespace)
     scenario_file = os.path.abspath(scenario_file)
-    return (
+    specs = (
         NodeSpec('memory_node', MEMORY_NODE, namespace, {
             'enabled': True,
             'database_path': database_path,
@@ -109,6 +110,11 @@ def simulation_nodes(*, database_path, scenario_file, robot_profile=DEFAULT_ROBO
             'exit_when_done': bool(exit_when_done),
         }),
     )
+    if use_sim_time is None:
+        return specs
+    return tuple(NodeSpec(spec.executable, spec.name, spec.namespace,
+                          {**spec.parameters, 'use_sim_time': bool(use_sim_time)},
+                          spec.remappings) for spec in specs)
 
 
 def launch_node(spec, **kwargs):

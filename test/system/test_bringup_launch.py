@@ -16,8 +16,8 @@ import pytest
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 BRINGUP = ROOT / 'launch' / 'bringup.launch.py'
 ARGUMENTS = {'namespace', 'robot_profile', 'database_path', 'enabled', 'log_level',
-             'params_file'}
-NODE_PARAMETERS = {'enabled', 'database_path', 'config_file', 'robot_profile'}
+             'params_file', 'use_sim_time', 'enclave'}
+MEMORY_YAML = ROOT / 'config' / 'memory.yaml'
 
 
 def _tree():
@@ -54,7 +54,10 @@ def test_bringup_compiles(tmp_path):
 def test_every_launch_configuration_is_declared_with_a_description():
     declared = _declared()
     used = {ast.literal_eval(call.args[0])
-            for call in _calls(_tree(), 'LaunchConfiguration')}
+            for call in _calls(_tree(), 'LaunchConfiguration')
+            if isinstance(call.args[0], ast.Constant)}
+    # LaunchConfiguration(name) for name in launching.OVERRIDABLE: see
+    # test_parameter_arguments_default_to_not_given.
     assert used <= set(declared)
     assert all(description and description.strip() for description in declared.values())
 
@@ -63,14 +66,13 @@ def test_bringup_declares_the_documented_arguments():
     assert set(_declared()) == ARGUMENTS
 
 
-def test_enabled_is_passed_as_a_bool():
-    node = next(_calls(_tree(), 'Node'))
-    parameters = _keyword(node, 'parameters')
-    overrides = next(item for item in parameters.elts if isinstance(item, ast.Dict))
-    values = {ast.literal_eval(key): value for key, value in zip(overrides.keys, overrides.values)}
-    assert set(values) == {'enabled', 'database_path', 'robot_profile'}
-    value_type = _keyword(values['enabled'], 'value_type')
-    assert isinstance(value_type, ast.Name) and value_type.id == 'bool'
+def test_parameter_arguments_default_to_not_given():
+    defaults = {}
+    for call in _calls(_tree(), 'DeclareLaunchArgument'):
+        defaults[ast.literal_eval(call.args[0])] = ast.unparse(_keyword(call, 'default_value'))
+    from mira_memory.ros import launching
+    assert {name: defaults[name] for name in launching.OVERRIDABLE} == dict.fromkeys(
+        launching.OVERRIDABLE, "''")
 
 
 def _default_database_path():
@@ -97,12 +99,19 @@ def test_default_database_path_falls_back_to_dot_ros(monkeypatch, tmp_path):
     assert _default_database_path()() == str(tmp_path / '.ros' / 'mira_memory' / 'memory.sqlite3')
 
 
-def test_memory_yaml_sets_only_node_parameters():
+def test_memory_yaml_lists_the_bringup_defaults():
     yaml = pytest.importorskip('yaml')
-    document = yaml.safe_load((ROOT / 'config' / 'memory.yaml').read_text())
-    parameters = document['/**']['ros__parameters']
-    assert set(parameters) == NODE_PARAMETERS
-    assert parameters['enabled'] is False
+    parameters = yaml.safe_load(MEMORY_YAML.read_text())['/**']['ros__parameters']
+    assert (parameters['enabled'], parameters['database_path'], parameters['robot_profile']) \
+        == (True, '', 'Mira')
+
+
+def test_every_parameter_in_memory_yaml_has_a_comment():
+    lines = MEMORY_YAML.read_text().splitlines()
+    body = lines[lines.index('  ros__parameters:') + 1:]
+    for number, line in enumerate(body):
+        if not line.lstrip().startswith('#'):
+            assert body[number - 1].lstrip().startswith('#'), line
 
 
 def test_example_toml_resolves_against_its_directory():
@@ -117,12 +126,99 @@ def test_example_toml_resolves_against_its_directory():
 
 
 def test_bringup_stops_the_whole_launch_when_the_memory_node_fails():
-    generate = next(node for node in _tree().body if isinstance(node, ast.FunctionDef)
-                    and node.name == 'generate_launch_description')
-    returned = [node for node in ast.walk(generate) if isinstance(node, ast.Return)]
+    function = next(node for node in _tree().body if isinstance(node, ast.FunctionDef)
+                    and node.name == '_memory_node')
+    returned = [node for node in ast.walk(function) if isinstance(node, ast.Return)]
     assert len(returned) == 1
     handler = next(_calls(returned[0], 'stop_launch_on_failure'))
     assert [ast.unparse(argument) for argument in handler.args] == ['memory_node']
+
+
+def test_simulation_stops_the_whole_launch_when_the_memory_node_fails():
+    simulation = (ROOT / 'launch' / 'simulation.launch.py').read_text()
+    assert 'launching.stop_launch_on_failure(memory_node)' in simulation
+
+
+# Params file and launch arguments (mira_memory.ros.launching) --------------------------
+
+DEFAULTS = {'enabled': True, 'database_path': '/home/r/.ros/mira_memory/memory.sqlite3',
+            'robot_profile': 'Mira'}
+NOT_GIVEN = dict.fromkeys(('enabled', 'database_path', 'robot_profile', 'use_sim_time'), '')
+
+
+def write(tmp_path, text):
+    path = tmp_path / 'params.yaml'
+    path.write_text(text)
+    return str(path)
+
+
+def test_the_params_file_decides_what_no_argument_gives(tmp_path):
+    from mira_memory.ros import launching
+    params = write(tmp_path, """
+/**:
+  ros__parameters:
+    enabled: false
+    database_path: /data/memory.sqlite3
+    robot_profile: Robo
+    use_sim_time: true
+""")
+    assert launching.memory_node_parameters(params, '/mira/memory', NOT_GIVEN, DEFAULTS) == [
+        params, {}]
+
+
+def test_a_given_argument_overrides_the_params_file(tmp_path):
+    from mira_memory.ros import launching
+    params = write(tmp_path, '/**:\n  ros__parameters:\n    enabled: false\n'
+                             '    robot_profile: Robo\n')
+    given = {**NOT_GIVEN, 'enabled': 'True', 'robot_profile': 'true', 'use_sim_time': 'false'}
+    layers = launching.memory_node_parameters(params, '/mira/memory', given, DEFAULTS)
+    # A profile named "true" stays text; enabled and use_sim_time are booleans.
+    assert layers == [params, {'enabled': True, 'robot_profile': 'true',
+                               'use_sim_time': False,
+                               'database_path': DEFAULTS['database_path']}]
+
+
+def test_the_bringup_defaults_fill_in_only_what_the_file_leaves_unset(tmp_path):
+    from mira_memory.ros import launching
+    # memory.yaml's own shape: enabled and profile set, database_path empty.
+    layers = launching.memory_node_parameters(str(MEMORY_YAML), '/mira/memory', NOT_GIVEN,
+                                              DEFAULTS)
+    assert layers == [str(MEMORY_YAML), {'database_path': DEFAULTS['database_path']}]
+    empty = write(tmp_path, '{}\n')
+    assert launching.memory_node_parameters(empty, '/mira/memory', NOT_GIVEN, DEFAULTS) == [
+        empty, DEFAULTS]
+
+
+@pytest.mark.parametrize('key, matches', [
+    ('/**', True), ('/mira/memory', True), ('mira/memory', True), ('/mira/*', True),
+    ('/**/memory', True), ('/other/memory', False), ('memory', False), ('/mira/cognition', False),
+])
+def test_params_file_sections_match_like_rcl(tmp_path, key, matches):
+    from mira_memory.ros import launching
+    params = write(tmp_path, f'{key}:\n  ros__parameters:\n    robot_profile: Robo\n')
+    assert launching.params_file_values(params, '/mira/memory') == (
+        {'robot_profile': 'Robo'} if matches else {})
+
+
+def test_nested_namespaces_and_later_sections_win(tmp_path):
+    from mira_memory.ros import launching
+    params = write(tmp_path, """
+/**:
+  ros__parameters:
+    robot_profile: Anyone
+mira:
+  memory:
+    ros__parameters:
+      robot_profile: Mira2
+""")
+    assert launching.params_file_values(params, '/mira/memory') == {'robot_profile': 'Mira2'}
+
+
+def test_a_bad_boolean_argument_is_refused_with_its_name():
+    from mira_memory.ros import launching
+    with pytest.raises(ValueError, match='launch argument enabled must be true or false'):
+        launching.memory_node_parameters('', '/mira/memory', {**NOT_GIVEN, 'enabled': 'yes'},
+                                         DEFAULTS)
 
 
 def test_a_failed_node_ends_the_launch_with_a_clear_error():

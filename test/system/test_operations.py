@@ -169,7 +169,8 @@ def test_diagnostics_report_the_database_counts_and_latencies(memory_node, ros, 
         values(status).get('recall calls last minute') == '2'
         and values(status).get('memories') == '1'))
     assert status.level == status.OK
-    assert status.name == 'memory: persistent memory'
+    # diagnostic_updater's convention, with the fully qualified name: robots never collide.
+    assert status.name == f'{node.namespace}/memory: persistent memory'
     reported = values(status)
     assert reported['database path'] == str(database)
     assert reported['schema version'] == '3'
@@ -189,9 +190,33 @@ def test_diagnostics_report_the_database_counts_and_latencies(memory_node, ros, 
 
 def test_diagnostics_of_a_disabled_node(memory_node, ros):
     node = memory_node({'enabled': False}, ros=ros)
-    status = diagnostics(ros, '', lambda status: status.name == 'memory: persistent memory')
+    name = f'{node.namespace}/memory: persistent memory'
+    status = diagnostics(ros, 'none', lambda status: status.name == name)
     assert status.level == status.OK and status.message == 'persistent memory is disabled'
     assert node.stop() == 0
+
+
+def test_the_diagnostics_period_is_a_parameter(memory_node, ros, tmp_path):
+    database = tmp_path / 'db' / 'memory.sqlite3'
+    node = memory_node({**NODE_PARAMETERS, 'database_path': str(database),
+                        'diagnostics_period_sec': 0.2}, ros=ros)
+    from diagnostic_msgs.msg import DiagnosticArray
+    stamps = []
+    subscription = ros.node.create_subscription(
+        DiagnosticArray, '/diagnostics', lambda array: stamps.extend(
+            time.monotonic() for status in array.status if status.hardware_id == str(database)),
+        10)
+    try:
+        ros.spin_until(lambda: len(stamps) >= 11, 'eleven reports', timeout=30.0)
+    finally:
+        ros.node.destroy_subscription(subscription)
+    # Ten periods of 0.2 s, not ten seconds (scheduling adds a little).
+    assert stamps[-1] - stamps[0] < 5.0
+    assert node.stop() == 0
+    refused = memory_node({**NODE_PARAMETERS, 'database_path': str(database),
+                           'diagnostics_period_sec': 0.0})
+    assert refused.wait(timeout=60) == 1
+    assert 'diagnostics_period_sec must be between 0.1 and 60.0' in refused.output()
 
 
 # The check after the commit (in process: the file must vanish between the
