@@ -14,6 +14,7 @@ executable in test/system/.
 """
 
 import contextlib
+import gc
 import os
 import threading
 
@@ -51,6 +52,10 @@ class InProcessNode:
         """Return True until stop()."""
         return self._thread.is_alive()
 
+    def output(self):
+        """Say where the log is: an in-process node logs to the test's own stderr."""
+        return '(in-process node: its log is in the captured stderr)'
+
     def stop(self):
         """Stop spinning, then destroy the node (closing its store), as node_runner does; 0."""
         if self._thread.is_alive():
@@ -58,8 +63,13 @@ class InProcessNode:
             self._thread.join(timeout=20)
             assert not self._thread.is_alive(), f'{self.prefix} did not stop spinning'
             self.executor.remove_node(self.node)
-            self.node.destroy_node()
             self.executor.shutdown(timeout_sec=1.0)
+            # A remember still waiting for its turn is a coroutine the executor
+            # holds: close it now, while its timer exists, not at some later
+            # garbage collection (a process would simply have exited).
+            self.executor = None
+            gc.collect()
+            self.node.destroy_node()
         return 0
 
 

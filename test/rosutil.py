@@ -66,6 +66,10 @@ class NodeProcess:
             command, stdout=self._log, stderr=subprocess.STDOUT, text=True,
             start_new_session=True, cwd=cwd)
 
+    def running(self):
+        """Return True while the process has not exited."""
+        return self.process.poll() is None
+
     def output(self):
         """Return everything the process printed so far."""
         if not self._log.closed:
