@@ -24,7 +24,7 @@ def node_context():
 
 @pytest.fixture(scope='session')
 def ros(node_context):
-    """A test client node on the tier's Context: the nodes' own participant."""
+    """Return a test client node on the tier's Context (the nodes' own participant)."""
     from rosutil import RosClient
     client = RosClient(context=node_context)
     yield client

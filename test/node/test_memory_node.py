@@ -7,7 +7,6 @@ import re
 import sqlite3
 
 from mira_memory import msg, srv
-from mira_memory.core import store
 from mira_memory.ros.node_runner import StartupError
 import pytest
 from schema_v1 import make_version_1_database
