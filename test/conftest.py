@@ -11,6 +11,12 @@ import pytest
 # domain of its own (tools/test picks one; a bare pytest run picks here).
 os.environ['ROS_AUTOMATIC_DISCOVERY_RANGE'] = 'LOCALHOST'
 os.environ.setdefault('ROS_DOMAIN_ID', str(random.SystemRandom().randint(1, 101)))
+# A pytest-xdist worker gwN (tools/test) takes the run's domain + N, so the
+# processes of two workers never discover each other.
+_WORKER = os.environ.get('PYTEST_XDIST_WORKER', '')
+if _WORKER.startswith('gw') and 'MIRA_WORKER_DOMAIN_SET' not in os.environ:
+    os.environ['ROS_DOMAIN_ID'] = str(int(os.environ['ROS_DOMAIN_ID']) + int(_WORKER[2:]))
+    os.environ['MIRA_WORKER_DOMAIN_SET'] = '1'
 
 
 # The store's clock in core tests, so created_at is a known string.

@@ -78,7 +78,7 @@ def start_enabled_node(start, ros, name, robot_profile, **parameters):
         if not ros.wait_for_service(service_type, f'{process.prefix}/{service}',
                                     timeout=STARTUP_TIMEOUT):
             raise AssertionError(
-                f'memory node offers no {service} (exit code {process.process.poll()}):\n'
+                f'memory node offers no {service} (running: {process.running()}):\n'
                 f'{process.output()}')
     # A reply needs the node to have discovered us too: see RosClient.settle.
     ros.settle(srv.AdminStatus, f'{process.prefix}/admin/status')
@@ -100,9 +100,18 @@ def message_strings(message):
 class MemoryServices:
     """Calls to one memory node's services under its prefix (<ns>/memory)."""
 
-    def __init__(self, ros, prefix):
+    def __init__(self, ros, prefix, node=None):
+        """
+        Call the services under prefix through ros.
+
+        node: the InProcessNode serving them (node tier), if any; remember()
+        then waits until that node heard the turn it says (an event, not a
+        sleep) before it calls, so the node's own wait for a late turn never
+        runs out in a test that is not about it.
+        """
         self.ros = ros
         self.prefix = prefix
+        self.node = node
         # The memory node <ns>/memory subscribes to <ns>/operator/utterance.
         self.utterance_topic = prefix.rpartition('/')[0] + '/operator/utterance'
         self._utterances = None
@@ -175,7 +184,23 @@ class MemoryServices:
     def remember(self, request, timeout=20.0):
         """Say the request's operator turn, then call remember with the Remember.Request."""
         self.say(request.episode_id, request.turn_id, request.utterance)
+        if self.node is not None:
+            self.wait_until_heard(request.episode_id, request.turn_id, request.utterance)
         return self.remember_unheard(request, timeout)
+
+    def wait_until_heard(self, episode_id, turn_id, text):
+        """Wait until the in-process node heard a turn it can hear at all (see __init__)."""
+        from mira_memory.core import turns
+        gate = self.node.node.turn_gate
+        # A turn the window refuses (ids empty or over-long, text over-long) is never heard.
+        if gate is None or not turns.TurnWindow().observe(episode_id, turn_id, text):
+            return
+        deadline = time.monotonic() + MATCH_TIMEOUT
+        # Any text counts: ROS cuts a string at a NUL, so the node may hear less.
+        while gate.window.check(episode_id, turn_id, text) == turns.NOT_HEARD:
+            if time.monotonic() > deadline:
+                raise AssertionError(f'{self.prefix} never heard turn {turn_id!r}')
+            time.sleep(0.002)
 
     def remember_unheard(self, request, timeout=20.0):
         """Call remember without saying the turn first."""

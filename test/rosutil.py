@@ -66,6 +66,10 @@ class NodeProcess:
             command, stdout=self._log, stderr=subprocess.STDOUT, text=True,
             start_new_session=True, cwd=cwd)
 
+    def running(self):
+        """Return True while the process has not exited."""
+        return self.process.poll() is None
+
     def output(self):
         """Return everything the process printed so far."""
         if not self._log.closed:
@@ -97,12 +101,15 @@ class NodeProcess:
 class RosClient:
     """A test-side rclpy node that calls services with deadlines."""
 
-    def __init__(self):
+    def __init__(self, context=None):
+        """Start a client node in context (a fresh private one by default)."""
         import rclpy
         from rclpy.context import Context
         self._rclpy = rclpy
-        self.context = Context()
-        rclpy.init(context=self.context)
+        self._owns_context = context is None
+        self.context = context or Context()
+        if self._owns_context:
+            rclpy.init(context=self.context)
         self.node = rclpy.create_node(f'test_client_{os.getpid()}', context=self.context)
         self._clients = {}
 
@@ -208,6 +215,7 @@ class RosClient:
             executor.remove_node(self.node)
 
     def close(self):
-        """Destroy the node and shut the private context down."""
+        """Destroy the node and shut its private context down (when it made one)."""
         self.node.destroy_node()
-        self._rclpy.try_shutdown(context=self.context)
+        if self._owns_context:
+            self._rclpy.try_shutdown(context=self.context)

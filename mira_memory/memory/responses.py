@@ -11,6 +11,7 @@ from mira_memory.core import admission, store, turns
 from mira_memory.msg import EntityRecord, MemoryLink, PayloadRecord, ReceiptRecord
 from mira_memory.msg import RecalledEntity
 from mira_memory.msg import RecalledMemory
+from mira_memory.srv import AdminRetire, AdminStatus
 
 
 def memory_message(memory):
@@ -161,14 +162,14 @@ def fill_remember_turn_not_heard(response, heard):
 
 
 # Admin error codes, as declared in every Admin*.srv response.
-ERROR_INVALID_ARGUMENT = 'invalid_argument'
-ERROR_NOT_FOUND = 'not_found'
-ERROR_DUPLICATE_ALIAS = 'duplicate_alias'
-ERROR_DISABLED = 'disabled'
-ERROR_BACKEND_FAILURE = 'backend_failure'
+ERROR_INVALID_ARGUMENT = AdminStatus.Response.ERROR_INVALID_ARGUMENT
+ERROR_NOT_FOUND = AdminStatus.Response.ERROR_NOT_FOUND
+ERROR_DUPLICATE_ALIAS = AdminStatus.Response.ERROR_DUPLICATE_ALIAS
+ERROR_DISABLED = AdminStatus.Response.ERROR_DISABLED
+ERROR_BACKEND_FAILURE = AdminStatus.Response.ERROR_BACKEND_FAILURE
 # Declared in the responses of retire, forget, backup and export.
-ERROR_BUSY = 'busy'
-ERROR_EXISTS = 'exists'
+ERROR_BUSY = AdminRetire.Response.ERROR_BUSY
+ERROR_EXISTS = AdminRetire.Response.ERROR_EXISTS
 
 _ADMIN_ERROR_CODES = {
     store.InvalidInputError: ERROR_INVALID_ARGUMENT,

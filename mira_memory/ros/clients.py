@@ -33,30 +33,34 @@ and a resend would answer 0: it is sent once too.
 
 import time
 
+from mira_memory.srv import AdminEntityFind, AdminFind, AdminList, AdminShow, AdminStatus
+from mira_memory.srv import RecallMemory, Remember, WorkingMemoryShow
+from std_srvs.srv import Trigger
+
 SPIN_STEP_SEC = 0.1
 RESEND_AFTER_SEC = 1.0
 
-# Services (by type name) whose request may be sent twice with the same effect.
+# Services (by type) whose request may be sent twice with the same effect.
 RESENDABLE_SERVICE_TYPES = frozenset({
-    'RecallMemory', 'Remember',
-    'AdminStatus', 'AdminEntityFind', 'AdminFind', 'AdminShow', 'AdminList',
-    'WorkingMemoryShow',
-    'Trigger',
+    RecallMemory, Remember,
+    AdminStatus, AdminEntityFind, AdminFind, AdminShow, AdminList,
+    WorkingMemoryShow,
+    Trigger,
 })
 # Of those, the ones that write: their outcome is unknown while a resent request is out.
-RESENDABLE_WRITES = frozenset({'Remember'})
+RESENDABLE_WRITES = frozenset({Remember})
 
 
 def _store_failed(response):
     """Return True for a reply that says the memory store failed (possibly for a moment)."""
-    return (getattr(response, 'reason', '') == 'backend_failure'
-            or getattr(response, 'status', '') == 'unavailable'
-            or getattr(response, 'error_code', '') == 'backend_failure')
+    return (getattr(response, 'reason', '') == Remember.Response.REASON_BACKEND_FAILURE
+            or getattr(response, 'status', '') == RecallMemory.Response.STATUS_UNAVAILABLE
+            or getattr(response, 'error_code', '') == AdminStatus.Response.ERROR_BACKEND_FAILURE)
 
 
 def resendable(client):
     """Return True when the client's service is read-only or idempotent."""
-    return client.srv_type.__name__ in RESENDABLE_SERVICE_TYPES
+    return client.srv_type in RESENDABLE_SERVICE_TYPES
 
 
 def call(executor, client, request, deadline, *, resend=None):
@@ -71,7 +75,7 @@ def call(executor, client, request, deadline, *, resend=None):
     """
     if resend is None:
         resend = resendable(client)
-    writes = client.srv_type.__name__ in RESENDABLE_WRITES
+    writes = client.srv_type in RESENDABLE_WRITES
     futures = [client.call_async(request)]
     resend_at = None
     if resend:

@@ -33,10 +33,28 @@ def run(main, *argv):
     return code, stdout.getvalue(), stderr.getvalue()
 
 
+_sessions = {}
+
+
+@pytest.fixture(autouse=True)
+def _console_sessions():
+    """Close the test's console sessions (one per memory node, see console_for)."""
+    yield
+    for session in _sessions.values():
+        session.close()
+    _sessions.clear()
+
+
 def console_for(node):
+    """Return memory(*words): a console memory command in one session for this node."""
     def memory(*words):
-        return run(console.main, '--memory-node', node.prefix, '--timeout', '20', 'memory',
-                   *words)
+        session = _sessions.get(node.prefix)
+        if session is None:
+            session = _sessions[node.prefix] = console.Session(
+                ['memory_console'], console.Settings(memory_node=node.prefix, timeout=20.0))
+        stdout, stderr = io.StringIO(), io.StringIO()
+        code = console.run_command(session, ['memory', *words], stdout, stderr)
+        return code, stdout.getvalue(), stderr.getvalue()
     return memory
 
 

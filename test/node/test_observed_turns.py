@@ -2,8 +2,8 @@
 """
 remember admits only operator turns the memory node heard itself (issue 12).
 
-Every test runs a real memory node process; turns are published over real DDS
-on its operator/utterance topic, as the operator source publishes them.
+Every test runs a memory node in-process (node tier); turns are published
+over DDS on its operator/utterance topic, as the operator source publishes them.
 Waits are deadlines against hangs; no test asserts a timing.
 """
 
@@ -14,8 +14,9 @@ import time
 from memory_services import MemoryServices, rcl_msg, rcl_srv, srv, start_enabled_node
 from mira_memory.core import turns
 from mira_memory.memory import responses
+from mira_memory.ros.node_runner import StartupError
 import pytest
-from rosutil import NodeProcess, unique_namespace
+from rosutil import unique_namespace
 
 pytestmark = pytest.mark.ros
 
@@ -124,7 +125,7 @@ def test_a_turn_older_than_the_window_is_rejected(ros, memory_node, tmp_path):
     old, fresh = said(), said(f'{SUBJECT} prefers rooibos.', 'rooibos')
     memory.say(old.episode_id, old.turn_id, old.utterance)
     # Past the one-second window (a wait, not a timing assertion).
-    ros.spin_for(2.5)
+    ros.spin_for(1.2)
     memory.say(fresh.episode_id, fresh.turn_id, fresh.utterance)
 
     expired = memory.remember_unheard(old)
@@ -200,46 +201,39 @@ def test_a_remember_sent_before_its_turn_waits_for_it_and_others_are_served(
     assert outcome(pending.result()) == ('applied', 'created', '')
 
 
-def test_back_to_back_turns_each_followed_at_once_by_its_remember(ros, tmp_path, capsys):
-    namespace = unique_namespace('race')
-    logger = f'{namespace.strip("/")}.memory'
+def test_back_to_back_turns_each_followed_at_once_by_its_remember(
+        ros, memory_node, tmp_path, capfd):
+    from rclpy.logging import LoggingSeverity
+    node = memory_node({'enabled': True, 'database_path': str(tmp_path / 'memory.sqlite3'),
+                        'robot_profile': PROFILE}, namespace=unique_namespace('race'), ros=ros)
     # Debug for this node's logger only: it logs every remember that had to wait.
-    process = NodeProcess(
-        'memory_node', namespace=namespace, directory=tmp_path,
-        extra_args=['--ros-args', '--log-level', f'{logger}:=debug', '--'],
-        parameters={'enabled': True, 'database_path': str(tmp_path / 'memory.sqlite3'),
-                    'robot_profile': PROFILE})
-    try:
-        prefix = f'{namespace}/memory'
-        assert ros.wait_for_service(srv.AdminStatus, f'{prefix}/admin/status', timeout=90.0)
-        ros.settle(srv.AdminStatus, f'{prefix}/admin/status')
-        memory = MemoryServices(ros, prefix)
-        memory.entity(SUBJECT)
-        client = ros.client(srv.Remember, f'{prefix}/remember')
-        outcomes = {}
-        for number in range(RACE_TURNS):
-            # The same statement in every turn: created once, then duplicates.
-            request = said()
-            if number % 2 == 0:
-                # The issue's order: the turn, then at once its remember.
-                response = memory.remember(request)
-            else:
-                # The race made certain: the remember leaves before its turn.
-                pending = client.call_async(request)
-                memory.say(request.episode_id, request.turn_id, request.utterance)
-                deadline = time.monotonic() + 20.0
-                while not pending.done() and time.monotonic() < deadline:
-                    ros.spin_for(0.001)
-                assert pending.done(), 'remember did not answer'
-                response = pending.result()
-            key = response.outcome or response.reason
-            outcomes[key] = outcomes.get(key, 0) + 1
-        waits = re.findall(r'remember waited ([0-9.]+) ms for its operator turn \((\w+ ?\w*)\)',
-                           process.output())
-    finally:
-        assert process.stop() == 0
-        ros.forget_clients(f'{namespace}/memory')
-    with capsys.disabled():
+    node.node.get_logger().set_level(LoggingSeverity.DEBUG)
+    capfd.readouterr()
+    memory = MemoryServices(ros, node.prefix)
+    memory.entity(SUBJECT)
+    client = ros.client(srv.Remember, f'{node.prefix}/remember')
+    outcomes = {}
+    for number in range(RACE_TURNS):
+        # The same statement in every turn: created once, then duplicates.
+        request = said()
+        if number % 2 == 0:
+            # The issue's order: the turn, then at once its remember.
+            response = memory.remember(request)
+        else:
+            # The race made certain: the remember leaves before its turn.
+            pending = client.call_async(request)
+            memory.say(request.episode_id, request.turn_id, request.utterance)
+            deadline = time.monotonic() + 20.0
+            while not pending.done() and time.monotonic() < deadline:
+                ros.spin_for(0.001)
+            assert pending.done(), 'remember did not answer'
+            response = pending.result()
+        key = response.outcome or response.reason
+        outcomes[key] = outcomes.get(key, 0) + 1
+    assert node.stop() == 0
+    waits = re.findall(r'remember waited ([0-9.]+) ms for its operator turn \((\w+ ?\w*)\)',
+                       capfd.readouterr().err)
+    with capfd.disabled():
         print(f'\n{RACE_TURNS} back-to-back turns (every second remember sent before its '
               f'turn): outcomes {outcomes}; '
               f'{len(waits)} remember call(s) arrived before their turn and waited '
@@ -282,10 +276,8 @@ def test_the_turn_parameters_are_read_only(ros, memory, name, value):
     ({'observed_turn_max_age_sec': 0.0}, 'max_age_sec must be positive'),
     ({'observed_turn_wait_sec': -1.0}, 'observed_turn_wait_sec must be between 0 and 60'),
 ])
-def test_an_unusable_window_stops_startup_with_a_clear_error(tmp_path, parameters, message):
-    process = NodeProcess('memory_node', namespace=unique_namespace('bad'), directory=tmp_path,
-                          parameters={'enabled': True, 'robot_profile': PROFILE,
-                                      'database_path': str(tmp_path / 'memory.sqlite3'),
-                                      **parameters})
-    assert process.wait(timeout=90.0) == 1
-    assert message in process.output()
+def test_an_unusable_window_stops_startup_with_a_clear_error(memory_node, tmp_path, parameters,
+                                                             message):
+    with pytest.raises(StartupError, match=message):
+        memory_node({'enabled': True, 'robot_profile': PROFILE,
+                     'database_path': str(tmp_path / 'memory.sqlite3'), **parameters})

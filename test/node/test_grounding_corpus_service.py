@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
 """
-The grounding corpus through the real remember service of one memory node process.
+The grounding corpus through the real remember service of one in-process memory node.
 
 Every case of test/grounding_corpus/*.toml (and, on a node of its own, of the
 held-out part in heldout/) is sent through
@@ -37,12 +37,12 @@ def run_through_the_service(memory, corpus, title):
 
 def test_every_corpus_case_through_the_service(ros, module_memory_node):
     node = start_enabled_node(module_memory_node, ros, 'grounding_corpus', ROBOT_PROFILE)
-    run_through_the_service(MemoryServices(ros, node.prefix), load(), 'grounding corpus')
+    run_through_the_service(MemoryServices(ros, node.prefix, node), load(), 'grounding corpus')
 
 
 def test_every_held_out_case_through_the_service(ros, module_memory_node):
     # Its own world on its own node: written before the round-3 rules (issue 22).
     node = start_enabled_node(module_memory_node, ros, 'grounding_heldout', ROBOT_PROFILE)
     run_through_the_service(
-        MemoryServices(ros, node.prefix),
+        MemoryServices(ros, node.prefix, node),
         load(HELD_OUT_DIRECTORY, minimum=HELD_OUT_MINIMUM_CASES), 'held-out grounding corpus')

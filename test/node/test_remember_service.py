@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
 """
-remember through the real service of one running memory node.
+remember through the real service of one in-process memory node (node tier).
 
 The rejection table (admission_cases.py) runs against a world seeded once
 through the admin services; it writes nothing, so its rows cannot disturb
@@ -43,16 +43,16 @@ STORE_BREAKERS = {'store-write-locked': write_lock_held}
 @pytest.fixture(scope='module')
 def node(ros, module_memory_node):
     # This module tests admission, not the wait for a late operator turn
-    # (test_observed_turns does, with the default 0.5 s). Under colcon test's
-    # load a turn published just before a 3 MB request once arrived more than
-    # 0.5 s after it; a longer wait costs nothing when the turn is on time.
+    # (test_observed_turns does, with the default 0.5 s): MemoryServices waits
+    # until the node heard each turn before it calls remember, so the node
+    # need not wait, and a turn it can never hear is answered at once.
     return start_enabled_node(module_memory_node, ros, 'remember', ROBOT_PROFILE,
-                              observed_turn_wait_sec=10.0)
+                              observed_turn_wait_sec=0.0)
 
 
 @pytest.fixture(scope='module')
 def memory(ros, node):
-    return MemoryServices(ros, node.prefix)
+    return MemoryServices(ros, node.prefix, node)
 
 
 @pytest.fixture(scope='module')
@@ -741,7 +741,7 @@ def test_node_keeps_serving_after_bad_input(memory, node, world):
     # decided before the proposal is looked at.
     assert rejected['all-empty'].reason == 'evidence_not_in_utterance'
     assert memory.counts() == before
-    assert node.process.poll() is None
+    assert node.running()
     name = unique('Still Serving')
     memory.entity(name)
     response = memory.remember(remember_request(

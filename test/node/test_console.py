@@ -1,16 +1,22 @@
 # SPDX-License-Identifier: Apache-2.0
-"""The operator console against a real memory node: in-process and as a process."""
+"""
+The operator console in-process against an in-process memory node (node tier).
+
+The memory commands share one console Session per module (one DDS
+participant); main() itself, with its options, its own session and the
+interactive loop, runs in the tests that are about it. The executable as a
+real process: test/system/test_console_process.py.
+"""
 
 import io
 import itertools
 import re
-import subprocess
 import threading
 
 from mira_memory import srv
 from mira_memory.console import memory_console as console
 import pytest
-from rosutil import executable, unique_namespace
+from rosutil import unique_namespace
 
 pytestmark = pytest.mark.ros
 
@@ -34,11 +40,21 @@ def node(ros, shared_memory_node):
     return shared_memory_node
 
 
+@pytest.fixture(scope='module')
+def session(node):
+    """One console session for the module's memory commands, as main() would open it."""
+    opened = console.Session(['memory_console'], console.Settings(memory_node=node.prefix))
+    yield opened
+    opened.close()
+
+
 @pytest.fixture
-def memory(node):
-    """Run a console command against the shared node; return (code, stdout, stderr)."""
+def memory(session):
+    """Run a memory command in the shared session; return (code, stdout, stderr)."""
     def call(*words):
-        return run('--memory-node', node.prefix, 'memory', *words)
+        stdout, stderr = io.StringIO(), io.StringIO()
+        code = console.run_command(session, ['memory', *words], stdout, stderr)
+        return code, stdout.getvalue(), stderr.getvalue()
     return call
 
 
@@ -416,65 +432,3 @@ def test_interactive_reports_a_missing_quote_and_goes_on(node):
     assert code == 0
     assert err == 'usage error: missing closing quote\n'
     assert re.fullmatch(rf'created ENT[1-9][0-9]* person "{name}"\n', out)
-
-
-# As a real process ----------------------------------------------------------------------
-
-
-def console_process(*args, stdin=None):
-    return subprocess.run([executable('memory_console'), *args], input=stdin,
-                          capture_output=True, text=True, timeout=60)
-
-
-def test_process_one_shot_create_and_find(node):
-    name = unique('Process Person')
-    created = console_process('--memory-node', node.prefix, 'memory', 'entity', 'add',
-                              'person', name)
-    assert created.returncode == 0, created.stderr
-    entity = created_id(created.stdout, 'ENT')
-    found = console_process('--memory-node', node.prefix, 'memory', 'find', name)
-    assert found.returncode == 0, found.stderr
-    assert found.stdout.splitlines() == [f'{entity} person "{name}"', '  no active memories']
-
-
-def test_process_failed_call_exits_1(node):
-    result = console_process('--memory-node', node.prefix, 'memory', 'show', 'MEM999999')
-    assert result.returncode == 1 and result.stdout == ''
-    assert result.stderr == 'error: not_found: memory MEM999999 not found\n'
-
-
-def test_process_bad_usage_exits_2(node):
-    result = console_process('--memory-node', node.prefix, 'memory', 'show', 'MEM-1')
-    assert result.returncode == 2 and result.stdout == ''
-    assert result.stderr.startswith('usage error: "MEM-1" is not a memory id')
-
-
-def test_process_interactive_session(node):
-    name = unique('Interactive Ida')
-    session = '\n'.join([
-        'help',
-        '',
-        f'memory entity add person "{name}"',
-        f'memory find "{name}',
-        f'memory entity find "{name}"',
-        'memory show MEMx',
-        'quit',
-        'memory persistent',
-    ]) + '\n'
-    result = console_process('--memory-node', node.prefix, stdin=session)
-    assert result.returncode == 0, result.stderr
-    assert 'commands:\n' in result.stdout
-    entity = re.search(r'created (ENT[1-9][0-9]*) person', result.stdout).group(1)
-    assert re.search(rf'^{entity} +person +{name}', result.stdout, re.MULTILINE)
-    assert result.stderr.splitlines() == [
-        'usage error: missing closing quote',
-        'usage error: "MEMx" is not a memory id (expected MEM<n>, e.g. MEM1)',
-    ]
-    # Nothing after quit runs.
-    assert 'persistent memory is' not in result.stdout
-
-
-def test_process_interactive_ends_at_end_of_input(node):
-    result = console_process('--memory-node', node.prefix, stdin='memory persistent\n')
-    assert result.returncode == 0, result.stderr
-    assert result.stdout.startswith('persistent memory is enabled\n')

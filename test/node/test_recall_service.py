@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
 """
-recall_memory through the real service of one running memory node.
+recall_memory through the real service of one in-process memory node (node tier).
 
 The module shares one node (and database); every test seeds entities with
 names of its own through the admin services, so the tests stay independent.
@@ -65,7 +65,7 @@ def node(ros, module_memory_node):
 
 @pytest.fixture(scope='module')
 def memory(ros, node):
-    return MemoryServices(ros, node.prefix)
+    return MemoryServices(ros, node.prefix, node)
 
 
 def assert_header(text):

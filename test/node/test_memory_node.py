@@ -1,14 +1,13 @@
 # SPDX-License-Identifier: Apache-2.0
-"""The memory node as a real process: admin services, settings, lifecycle."""
+"""The memory node in-process (node tier): admin services, settings, startup, restart."""
 
 import hashlib
 import itertools
 import re
-import signal
 import sqlite3
 
 from mira_memory import msg, srv
-from mira_memory.core import store
+from mira_memory.ros.node_runner import StartupError
 import pytest
 from schema_v1 import make_version_1_database
 
@@ -64,10 +63,6 @@ def add_memory(ros, node, summary, links=(), **fields):
                      links=list(links), **fields)
     assert response.success, response.message
     return response.memory.id
-
-
-def error_lines(output):
-    return [line for line in output.splitlines() if '[ERROR]' in line]
 
 
 def node_services(ros, prefix):
@@ -317,7 +312,7 @@ def test_bad_input_is_refused_and_writes_nothing(ros, node, existing, command, f
     assert response.message and '\n' not in response.message
     # The status call both proves nothing was written and that the node still serves.
     assert counts(ros, node) == before
-    assert node.process.poll() is None
+    assert node.running()
 
 
 def test_error_codes_are_the_declared_constants():
@@ -458,24 +453,18 @@ def test_unsupported_database_fails_startup_untouched(memory_node, tmp_path, mak
     database = directory / 'memory.sqlite3'
     make(database)
     digest = sha256(database)
-    process = memory_node({'enabled': True, 'database_path': str(database)})
-    assert process.wait() != 0
-    errors = error_lines(process.output())
-    assert len(errors) == 1, process.output()
-    assert 'cannot open persistent memory' in errors[0]
-    assert 'Traceback' not in process.output()
+    with pytest.raises(StartupError, match='cannot open persistent memory'):
+        memory_node({'enabled': True, 'database_path': str(database)})
     assert sha256(database) == digest
     assert [path.name for path in directory.iterdir()] == ['memory.sqlite3']
 
 
 def test_version_1_database_is_refused_with_the_migration_command(memory_node, tmp_path):
     database = make_version_1_database(tmp_path / 'memory.sqlite3')
-    process = memory_node({'enabled': True, 'database_path': str(database)})
-    assert process.wait() != 0
-    errors = error_lines(process.output())
-    assert len(errors) == 1, process.output()
-    assert 'schema version 1' in errors[0]
-    assert f'ros2 run mira_memory memory_migrate --database {database}' in errors[0]
+    with pytest.raises(StartupError) as error:
+        memory_node({'enabled': True, 'database_path': str(database)})
+    assert 'schema version 1' in str(error.value)
+    assert f'ros2 run mira_memory memory_migrate --database {database}' in str(error.value)
 
 
 @pytest.mark.parametrize('parameters, reason', [
@@ -485,11 +474,11 @@ def test_version_1_database_is_refused_with_the_migration_command(memory_node, t
     ({'enabled': 'true'}, 'parameter enabled must be true or false'),
 ], ids=['empty_path', 'no_path', 'relative_parameter_path', 'mistyped_enabled'])
 def test_bad_settings_fail_startup_with_one_error(memory_node, parameters, reason):
-    process = memory_node(parameters)
-    assert process.wait() != 0
-    errors = error_lines(process.output())
-    assert len(errors) == 1 and reason in errors[0], process.output()
-    assert 'Traceback' not in process.output()
+    # What the executable makes of a StartupError (one [ERROR] line, exit 1,
+    # no traceback): test/system/test_memory_node_process.py.
+    with pytest.raises(StartupError) as error:
+        memory_node(parameters)
+    assert reason in str(error.value)
 
 
 def test_missing_parent_directory_is_created(ros, memory_node, tmp_path):
@@ -518,22 +507,3 @@ def test_restart_keeps_entity_and_memory_ids(ros, memory_node, tmp_path):
     assert [item.id for item in listed.entity.memories] == [memory]
     assert add_entity(ros, second, 'Charles Babbage') == f'ENT{int(ada[3:]) + 1}'
     assert add_memory(ros, second, 'another') == f'MEM{int(memory[3:]) + 1}'
-
-
-@pytest.mark.parametrize('sig', [signal.SIGINT, signal.SIGTERM], ids=['SIGINT', 'SIGTERM'])
-def test_signal_shuts_down_cleanly(ros, memory_node, tmp_path, sig):
-    database = tmp_path / 'memory.sqlite3'
-    process = memory_node({'enabled': True, 'database_path': str(database)}, ros=ros)
-    entity = add_entity(ros, process, 'Ada Lovelace')
-    add_memory(ros, process, 'wrote the first program', [link(entity, 'subject')])
-    assert process.stop(sig) == 0
-    assert 'Traceback' not in process.output()
-    with store.MemoryStore.open(database) as reopened:
-        assert reopened.counts() == {'entities': 1, 'aliases': 0, 'memories': 1,
-                                     'active_memories': 1, 'links': 1, 'payloads': 1}
-    conn = sqlite3.connect(database)
-    try:
-        assert conn.execute('PRAGMA integrity_check').fetchone()[0] == 'ok'
-        assert conn.execute('PRAGMA foreign_key_check').fetchall() == []
-    finally:
-        conn.close()

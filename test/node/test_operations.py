@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
 """
-The memory node in operation, as real processes.
+The memory node in operation, in-process (node tier).
 
 One owner per database, a database that vanishes while the node runs, and
 /diagnostics.
@@ -8,10 +8,10 @@ One owner per database, a database that vanishes while the node runs, and
 
 import os
 import shutil
-import signal
 import time
 
 from mira_memory import srv
+from mira_memory.ros.node_runner import StartupError
 import pytest
 
 pytestmark = pytest.mark.ros
@@ -76,16 +76,16 @@ def values(status):
 # One owner per database ------------------------------------------------------------
 
 
-def test_a_second_node_on_the_same_database_exits_1_naming_the_owner(
+def test_a_second_node_on_the_same_database_fails_startup_naming_the_owner(
         memory_node, ros, tmp_path):
+    # flock(2) locks belong to the open file, so a second node in this very
+    # process is refused as one in another process is; the exit code of a
+    # StartupError: test/system/test_memory_node_process.py.
     database = tmp_path / 'db' / 'memory.sqlite3'
     owner = start(memory_node, ros, database)
-    second = memory_node({**NODE_PARAMETERS, 'database_path': str(database)})
-    assert second.wait(timeout=60) == 1
-    errors = error_lines(second.output())
-    assert len(errors) == 1, second.output()
-    assert str(database) in errors[0] and f'process {owner.process.pid}' in errors[0]
-    assert 'Traceback' not in second.output()
+    with pytest.raises(StartupError) as error:
+        memory_node({**NODE_PARAMETERS, 'database_path': str(database)})
+    assert str(database) in str(error.value) and f'process {os.getpid()}' in str(error.value)
     # The owner never noticed and keeps serving.
     status = admin(ros, owner, srv.AdminStatus, 'status')
     assert status.success and status.database_path == str(database)
@@ -114,7 +114,7 @@ def _replace_file(database):
 
 @pytest.mark.parametrize('vanish', [_remove_directory, _move_file, _replace_file],
                          ids=['directory_removed', 'file_moved', 'file_replaced'])
-def test_a_vanished_database_is_never_acknowledged(memory_node, ros, tmp_path, vanish):
+def test_a_vanished_database_is_never_acknowledged(memory_node, ros, tmp_path, vanish, capfd):
     database = tmp_path / 'db' / 'memory.sqlite3'
     node = start(memory_node, ros, database)
     added = admin(ros, node, srv.AdminEntityAdd, 'entity_add',
@@ -123,6 +123,10 @@ def test_a_vanished_database_is_never_acknowledged(memory_node, ros, tmp_path, v
     created = remember(ros, node, 't1')
     assert (created.status, created.outcome) == ('applied', 'created'), created
     assert recall(ros, node).status == 'found'
+    # The background row count has finished: a count that starts after the
+    # file vanished logs an error of its own (a second line; see the
+    # closing note of issue 21).
+    diagnostics(ros, str(database), lambda status: values(status).get('memories') == '1')
 
     vanish(database)
 
@@ -137,19 +141,22 @@ def test_a_vanished_database_is_never_acknowledged(memory_node, ros, tmp_path, v
     status = diagnostics(ros, str(database), lambda status: status.level == status.ERROR)
     assert 'removed, moved or replaced' in status.message
     assert node.stop() == 0
-    errors = error_lines(node.output())
-    assert len(errors) == 1 and str(database) in errors[0], node.output()
+    log = capfd.readouterr().err
+    errors = error_lines(log)
+    assert len(errors) == 1 and str(database) in errors[0], log
 
 
-def test_a_vanished_database_is_reported_without_any_request(memory_node, ros, tmp_path):
+def test_a_vanished_database_is_reported_without_any_request(memory_node, ros, tmp_path,
+                                                             capfd):
     database = tmp_path / 'db' / 'memory.sqlite3'
     node = start(memory_node, ros, database)
     diagnostics(ros, str(database), lambda status: status.level == status.OK)
     _remove_directory(database)
     status = diagnostics(ros, str(database), lambda status: status.level == status.ERROR)
     assert values(status)['file size bytes'] == 'missing'
-    assert node.stop(signal.SIGTERM) == 0
-    assert len(error_lines(node.output())) == 1, node.output()
+    assert node.stop() == 0
+    log = capfd.readouterr().err
+    assert len(error_lines(log)) == 1, log
 
 
 # Diagnostics ---------------------------------------------------------------------

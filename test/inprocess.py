@@ -1,0 +1,86 @@
+# SPDX-License-Identifier: Apache-2.0
+"""
+The memory node in the test process: the node tier's harness (test/node/).
+
+InProcessNode builds memory/node.py's MemoryNode on the tier's shared private
+rclpy Context, with its parameters as overrides (typed by their values, as
+a params file types them), and spins it on its own SingleThreadedExecutor
+in a thread, as node_runner.run spins the real process. The tests' RosClient
+lives on the same Context, so clients and services match inside one DDS
+participant: no discovery between processes, no lost first replies. A node
+that cannot start raises node_runner.StartupError from start(); what the
+installed executable makes of that (one log line, exit 1) is tested once per
+executable in test/system/.
+"""
+
+import contextlib
+import gc
+import os
+import threading
+
+from rosutil import unique_namespace
+
+
+class InProcessNode:
+    """One MemoryNode spinning in a thread of the test process."""
+
+    def __init__(self, context, parameters=None, *, namespace=None, cwd=None,
+                 node_class=None):
+        from mira_memory.memory.node import MemoryNode
+        from rclpy.executors import SingleThreadedExecutor
+        from rclpy.parameter import Parameter
+        self.namespace = namespace or unique_namespace('n')
+        self.prefix = f'{self.namespace}/memory'
+        self.context = context
+        overrides = [Parameter(name, value=value) for name, value in (parameters or {}).items()]
+        with _working_directory(cwd):
+            # Raises StartupError as the process would before exiting 1.
+            self.node = (node_class or MemoryNode)(
+                context=context, namespace=self.namespace, parameter_overrides=overrides)
+        self.executor = SingleThreadedExecutor(context=context)
+        self.executor.add_node(self.node)
+        self._stopping = threading.Event()
+        self._thread = threading.Thread(target=self._spin, name=f'spin {self.prefix}',
+                                        daemon=True)
+        self._thread.start()
+
+    def _spin(self):
+        while not self._stopping.is_set() and self.context.ok():
+            self.executor.spin_once(timeout_sec=0.05)
+
+    def running(self):
+        """Return True until stop()."""
+        return self._thread.is_alive()
+
+    def output(self):
+        """Say where the log is: an in-process node logs to the test's own stderr."""
+        return '(in-process node: its log is in the captured stderr)'
+
+    def stop(self):
+        """Stop spinning, then destroy the node (closing its store), as node_runner does; 0."""
+        if self._thread.is_alive():
+            self._stopping.set()
+            self._thread.join(timeout=20)
+            assert not self._thread.is_alive(), f'{self.prefix} did not stop spinning'
+            self.executor.remove_node(self.node)
+            self.executor.shutdown(timeout_sec=1.0)
+            # A remember still waiting for its turn is a coroutine the executor
+            # holds: close it now, while its timer exists, not at some later
+            # garbage collection (a process would simply have exited).
+            self.executor = None
+            gc.collect()
+            self.node.destroy_node()
+        return 0
+
+
+@contextlib.contextmanager
+def _working_directory(path):
+    if path is None:
+        yield
+        return
+    previous = os.getcwd()
+    os.chdir(path)
+    try:
+        yield
+    finally:
+        os.chdir(previous)
