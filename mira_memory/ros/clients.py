@@ -35,7 +35,6 @@ import time
 
 from mira_memory.srv import AdminEntityFind, AdminFind, AdminList, AdminShow, AdminStatus
 from mira_memory.srv import RecallMemory, Remember, WorkingMemoryShow
-from std_srvs.srv import Trigger
 
 SPIN_STEP_SEC = 0.1
 RESEND_AFTER_SEC = 1.0
@@ -45,7 +44,6 @@ RESENDABLE_SERVICE_TYPES = frozenset({
     RecallMemory, Remember,
     AdminStatus, AdminEntityFind, AdminFind, AdminShow, AdminList,
     WorkingMemoryShow,
-    Trigger,
 })
 # Of those, the ones that write: their outcome is unknown while a resent request is out.
 RESENDABLE_WRITES = frozenset({Remember})
