@@ -38,7 +38,7 @@ def declared_parameters():
 
 
 def readme_table_order():
-    """Return the memory node's parameters in the order of docs/parameters.md, use_sim_time last."""
+    """Return the memory node's parameters as docs/parameters.md lists them, use_sim_time last."""
     text = (ROOT / 'docs' / 'parameters.md').read_text()
     section = text[text.index('## `memory_node`'):]
     section = section[:section.index('\n## ', 1)]
