@@ -93,6 +93,7 @@ def stop_with_runner():
 # dependency (package.xml) and the bench adds it here.
 clients.RESENDABLE_SERVICE_TYPES = clients.RESENDABLE_SERVICE_TYPES | {Trigger}
 
+
 def call(executor, client, request, timeout_s):
     """
     Return (round trip in ns, response or None) of one service call.
