@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
 """
-How long requests wait while the memory node backs up (or exports) its store (issue 13).
+How long requests wait while the memory node backs up, exports or verifies its store.
 
 Copies the cached benchmark store (bench/generate.py; 1M memories by
 default, generated on first use) to a private working file and starts one
@@ -11,7 +11,10 @@ proposal, durable; its operator turn is published first, untimed):
 first for --before-seconds, then from the moment it sends admin/backup
 (the console's `memory backup`) until that reply arrives. It prints the
 copy's duration and, per series, the calls and p50/p99/max before and
-during the copy.
+during the copy. `--copy export` and `--copy verify` (issue 23: the
+console's `memory verify`, on the same copy worker) measure those instead;
+for verify the working copy first gets the receipts remember would have
+written (verify_cost.add_receipts), so verify judges every memory.
 
     . .work/jazzy/env.sh
     ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST ROS_DOMAIN_ID=71 python bench/backup_wait.py
@@ -29,13 +32,14 @@ import time
 
 import generate
 from mira_memory.msg import OperatorUtterance
-from mira_memory.srv import AdminBackup, AdminExport, RecallMemory, Remember
+from mira_memory.srv import AdminBackup, AdminExport, AdminVerify, RecallMemory, Remember
 import rclpy
 from rclpy.context import Context
 from rclpy.executors import SingleThreadedExecutor
 import report
 from run_bench import CALL_TIMEOUT_S, fsync_file, READY_TIMEOUT_S, stop_process
 from std_srvs.srv import Trigger
+import verify_cost
 import workload
 
 BENCH_DIR = pathlib.Path(__file__).resolve().parent
@@ -66,6 +70,7 @@ class Client:
         self.copy_clients = {
             'backup': node.create_client(AdminBackup, prefix + '/admin/backup'),
             'export': node.create_client(AdminExport, prefix + '/admin/export'),
+            'verify': node.create_client(AdminVerify, prefix + '/admin/verify'),
         }
         self.utterances = node.create_publisher(
             OperatorUtterance, prefix.rpartition('/')[0] + '/operator/utterance', 100)
@@ -110,7 +115,7 @@ def main(argv=None):
     parser.add_argument('--memories', type=int, default=1_000_000)
     parser.add_argument('--entities', type=int, default=100_000)
     parser.add_argument('--seed', type=int, default=20260)
-    parser.add_argument('--copy', choices=('backup', 'export'), default='backup')
+    parser.add_argument('--copy', choices=('backup', 'export', 'verify'), default='backup')
     parser.add_argument('--before-seconds', type=float, default=10.0)
     parser.add_argument('--warmup', type=int, default=30)
     parser.add_argument('--cache-dir', default=str(BENCH_DIR / 'cache'))
@@ -123,6 +128,8 @@ def main(argv=None):
     directory = pathlib.Path(tempfile.mkdtemp(prefix='mira_bench_backup_'))
     database = directory / 'memory.sqlite3'
     shutil.copyfile(cached, database)
+    if args.copy == 'verify':
+        verify_cost.add_receipts(database)
     fsync_file(database)
     target = directory / ('copy.sqlite3' if args.copy == 'backup' else 'copy.jsonl')
     namespace = f'/mira_bench_backup_{os.getpid()}'
@@ -148,7 +155,9 @@ def main(argv=None):
         moments = []
         service = client.copy_clients[args.copy]
         started = time.monotonic()
-        copy = service.call_async(service.srv_type.Request(path=str(target)))
+        request = (AdminVerify.Request() if args.copy == 'verify'
+                   else service.srv_type.Request(path=str(target)))
+        copy = service.call_async(request)
         while not copy.done():
             if time.monotonic() - started > COPY_TIMEOUT_S:
                 raise RuntimeError(f'no {args.copy} reply after {COPY_TIMEOUT_S:.0f} s')
@@ -166,7 +175,7 @@ def main(argv=None):
     database_mb = database.stat().st_size / 1e6
     result = {
         'copy': args.copy, 'memories': args.memories, 'database_mb': database_mb,
-        'copy_s': copy_s, 'copy_bytes': answer.bytes, 'node_exit_code': code,
+        'copy_s': copy_s, 'copy_bytes': getattr(answer, 'bytes', 0), 'node_exit_code': code,
         'before': {series: report.latency_summary(before[series]) for series in SERIES},
         'during': {series: report.latency_summary(during[series]) for series in SERIES},
         'outcomes_before': before_outcomes, 'outcomes_during': during_outcomes,
@@ -176,7 +185,8 @@ def main(argv=None):
     }
     shutil.rmtree(directory, ignore_errors=True)
     print(f'{args.copy} of {args.memories} memories ({database_mb:.1f} MB): '
-          f'{copy_s:.1f} s, {answer.bytes / 1e6:.1f} MB written; node exit code {code}')
+          f'{copy_s:.1f} s, {getattr(answer, "bytes", 0) / 1e6:.1f} MB written; '
+          f'node exit code {code}')
     print(f'  {"series":18} {"phase":7} {"calls":>6} {"p50 ms":>8} {"p99 ms":>8} '
           f'{"max ms":>8}  outcomes')
     for series in SERIES:
