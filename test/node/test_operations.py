@@ -10,6 +10,7 @@ import os
 import shutil
 import time
 
+from diagnostics_util import diagnostics, values
 from mira_memory import srv
 from mira_memory.ros.node_runner import StartupError
 import pytest
@@ -48,29 +49,6 @@ def remember(ros, node, turn_id, utterance=UTTERANCE, value='green tea'):
 def recall(ros, node, query='Ada Lovelace'):
     return ros.call(srv.RecallMemory, f'{node.prefix}/recall_memory',
                     srv.RecallMemory.Request(query=query))
-
-
-def diagnostics(ros, hardware_id, until, timeout=30.0):
-    """Return the first /diagnostics status for hardware_id that until(status) accepts."""
-    from diagnostic_msgs.msg import DiagnosticArray
-    seen = []
-    subscription = ros.node.create_subscription(
-        DiagnosticArray, '/diagnostics',
-        lambda array: seen.extend(s for s in array.status if s.hardware_id == hardware_id), 10)
-    try:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            ros.spin_for(0.2)
-            for status in seen:
-                if until(status):
-                    return status
-        raise AssertionError(f'no matching /diagnostics status for {hardware_id}: {seen[-1:]}')
-    finally:
-        ros.node.destroy_subscription(subscription)
-
-
-def values(status):
-    return {pair.key: pair.value for pair in status.values}
 
 
 # One owner per database ------------------------------------------------------------

@@ -10,6 +10,7 @@ import sqlite3
 import subprocess
 import time
 
+from diagnostics_util import diagnostics, values
 from memory_services import database_fingerprint, MemoryServices, remember_request
 from mira_memory import srv
 from mira_memory.core import archive, grounding
@@ -76,22 +77,9 @@ def seed(node):
 
 
 def diagnostic_values(ros, database, until, timeout=30.0):
-    from diagnostic_msgs.msg import DiagnosticArray
-    seen = []
-    subscription = ros.node.create_subscription(
-        DiagnosticArray, '/diagnostics', lambda array: seen.extend(
-            {pair.key: pair.value for pair in status.values}
-            for status in array.status if status.hardware_id == str(database)), 10)
-    try:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            ros.spin_for(0.2)
-            for values in seen:
-                if until(values):
-                    return values
-        raise AssertionError(f'no matching /diagnostics status: {seen[-1:]}')
-    finally:
-        ros.node.destroy_subscription(subscription)
+    """Return the values of the first /diagnostics status of database that until accepts."""
+    return values(diagnostics(ros, str(database), lambda status: until(values(status)),
+                              timeout))
 
 
 def test_show_and_verify_online_then_after_a_rules_change(ros, memory_node, tmp_path,
