@@ -101,7 +101,7 @@ def _messages(child, should_stop):
 
 
 def main(argv=None):
-    """The child: verify the file, one JSON line per finding and a final line."""
+    """Run as the child: verify the file, one JSON line per finding and a final line."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[1])
     parser.add_argument('--database', required=True)
     parser.add_argument('--rules-digest', required=True)
