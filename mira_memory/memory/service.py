@@ -30,7 +30,7 @@ import threading
 import time
 
 from mira_memory.core import admission, grounding, health, normalize, ownership, private_files
-from mira_memory.core import recall, store, turns, verify
+from mira_memory.core import recall, store, turns, verify_process
 from mira_memory.core.turn_proposals import TurnProposalLog
 from mira_memory.memory import responses
 from mira_memory.ros.node_runner import StartupError
@@ -480,9 +480,9 @@ class MemoryService:
         """
         Return (work, finish) for an AdminVerify request; the node runs work on the copy worker.
 
-        work(should_stop=...) judges the memories through its own read-only
-        snapshot (core.verify) and returns the summary; finish(summary,
-        response) fills the answer. Bad ids raise InvalidInputError here,
+        work(should_stop=...) judges the memories in a child process, through
+        its own read-only snapshot (core.verify_process), and returns the
+        summary; finish(summary, response) fills the answer. Bad ids raise InvalidInputError here,
         before anything runs.
         """
         memory_ids = [store.parse_memory_id(text) for text in request.memory_ids]
@@ -497,7 +497,8 @@ class MemoryService:
                 truncated['any'] = True
 
         def work(should_stop):
-            return verify.verify(path, memory_ids, on_finding=found, should_stop=should_stop)
+            return verify_process.run(path, memory_ids, on_finding=found,
+                                      should_stop=should_stop)
 
         def finish(summary, response):
             return responses.fill_verify(response, summary, findings, truncated['any'])

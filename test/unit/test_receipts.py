@@ -5,6 +5,7 @@ from dataclasses import replace
 import hashlib
 import json
 import os
+import pathlib
 import sqlite3
 import subprocess
 import sys
@@ -14,6 +15,7 @@ from admission_cases import ROBOT_PROFILE
 from conftest import fixed_clock
 from mira_memory.console import offline_tools
 from mira_memory.core import admission, archive, grounding, health, schema, verify
+from mira_memory.core import verify_process as verify_child
 from mira_memory.core.admission import admit, Proposal, TurnContext
 from mira_memory.core.store import MemoryStore, NewMemory, WriteTransaction
 import pytest
@@ -183,6 +185,44 @@ def test_verify_judges_with_the_entities_as_they_are_now(world, db_path):
     assert summary.would_reject == 1 and not summary.all_ok
     world.forget_entity(other.id, apply=True)
     assert collect(db_path)[1] == []
+
+
+def test_the_nodes_verify_process_answers_what_verify_answers_in_process(world, db_path):
+    remember(world, 1, FACT_CONTEXT.utterance, FACT)
+    quill = remember(world, 2, 'Quillon Brask plays the oboe.',
+                     fact('Quillon Brask', 'plays', 'the oboe', 'Quillon Brask plays the oboe'))
+    world.add_entity('person', 'Ottoline Vexworth')  # MEM1's subject is ambiguous now
+    world.retire_memory(quill, 'wrong instrument')
+    for ids in ((), (1, quill)):
+        expected_findings = []
+        expected = verify.verify(str(db_path), ids, on_finding=expected_findings.append)
+        findings = []
+        summary = verify_child.run(db_path, ids, on_finding=findings.append)
+        assert (summary, findings) == (expected, expected_findings)
+        assert findings[0].line() == 'MEM1 WOULD REJECT subject_ambiguous (14)'
+    with pytest.raises(verify.NotFoundError, match='^memory MEM99 not found$'):
+        verify_child.run(db_path, (1, 99))
+
+
+def test_a_stopped_verify_process_is_killed_and_says_it_stopped(world, db_path):
+    remember(world, 1, FACT_CONTEXT.utterance, FACT)
+    with pytest.raises(archive.CopyStoppedError, match='verify stopped before it was complete'):
+        verify_child.run(db_path, should_stop=lambda: True)
+    # The child was reaped: this process has none left.
+    children = pathlib.Path(f'/proc/{os.getpid()}/task/{os.getpid()}/children')
+    if children.exists():
+        assert children.read_text().split() == []
+
+
+def test_a_verify_process_that_loads_other_rules_data_refuses_to_judge(
+        world, db_path, monkeypatch):
+    remember(world, 1, FACT_CONTEXT.utterance, FACT)
+    # The node's digest no longer matches the data on disk (as after an upgrade).
+    monkeypatch.setattr(grounding, 'rules_digest', lambda: '0' * 16)
+    with pytest.raises(verify.BackendError,
+                       match='changed on disk since the node started .node 0{16}, on disk '
+                             '[0-9a-f]{16}.; restart the node'):
+        verify_child.run(db_path)
 
 
 def test_health_reports_what_verify_would_judge_again():

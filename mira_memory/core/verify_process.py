@@ -1,0 +1,141 @@
+# SPDX-License-Identifier: Apache-2.0
+"""
+The node's online verify in a child process, so judging never takes the serving process's GIL.
+
+Why a process: a backup is SQLite's C code, which releases the GIL, so the
+node's executor thread keeps serving at full speed beside it. A verify is
+the grounding rules in Python: on a worker thread it held the GIL for most
+of its run, and every recall or remember meanwhile waited for its turn at
+each rcl and SQLite call (on the 1M bench store, remember p50 8.2 ms and
+max 833 ms during a verify against 3.4 ms and 190 ms during a backup). In a
+child the judging runs on another interpreter, at a lower CPU priority
+(nice VERIFY_NICENESS), so on a busy machine the node's requests come first;
+the node's copy-worker thread only waits on the child's output.
+
+The child runs core.verify.verify on the same file, read-only through its
+own snapshot connection, and writes one JSON line per finding and one final
+line (the summary, or an error). It judges with the rules data its
+interpreter loads, which must be the node's: run() passes the node's rules
+digest, and a child that loaded other data (the files changed on disk since
+the node started) refuses to judge rather than answer for rules the node
+does not run. The child stops when it is asked to (the parent kills it) and
+when its parent is gone.
+"""
+
+import argparse
+import dataclasses
+import json
+import os
+import pathlib
+import selectors
+import subprocess
+import sys
+
+from mira_memory.core import archive, grounding, verify
+from mira_memory.core.errors import BackendError, InvalidInputError, NotFoundError
+
+# The child's niceness: below the node (0), so its judging yields the CPU.
+VERIFY_NICENESS = 10
+# How often the parent looks at should_stop while the child works.
+_POLL_SECONDS = 0.2
+# Errors that cross the process boundary by name, to be raised as themselves.
+_ERRORS = {'not_found': NotFoundError, 'invalid_input': InvalidInputError,
+           'backend': BackendError}
+_PACKAGE_ROOT = str(pathlib.Path(__file__).resolve().parents[2])
+
+
+def _never():
+    return False
+
+
+def run(source, memory_ids=(), *, on_finding=None, should_stop=_never):
+    """
+    Verify the database at source in a child process; return verify.Summary.
+
+    Same contract as core.verify.verify: on_finding(Finding) per memory that
+    is not OK, in id order; NotFoundError for an id that does not exist;
+    CopyStoppedError when should_stop() turns True (the child is killed).
+    """
+    on_finding = on_finding or (lambda finding: None)
+    argv = [sys.executable, '-m', 'mira_memory.core.verify_process', '--database', str(source),
+            '--rules-digest', grounding.rules_digest(), *(str(i) for i in memory_ids)]
+    env = dict(os.environ)
+    # The child imports this very package, wherever the parent found it.
+    env['PYTHONPATH'] = os.pathsep.join(
+        part for part in (_PACKAGE_ROOT, env.get('PYTHONPATH', '')) if part)
+    child = subprocess.Popen(argv, stdout=subprocess.PIPE, stdin=subprocess.DEVNULL, env=env)
+    try:
+        for message in _messages(child, should_stop):
+            if 'finding' in message:
+                on_finding(verify.Finding(**message['finding']))
+            elif 'summary' in message:
+                return verify.Summary(**message['summary'])
+            else:
+                raise _ERRORS[message['error']](message['message'])
+        raise BackendError(f'verify failed: its process ended with exit code {child.wait()} '
+                           'before it answered (see the node log)')
+    finally:
+        if child.poll() is None:
+            child.kill()
+        child.wait()
+        child.stdout.close()
+
+
+def _messages(child, should_stop):
+    """Yield the child's JSON lines as they arrive; CopyStoppedError when should_stop()."""
+    pending = b''
+    with selectors.DefaultSelector() as selector:
+        selector.register(child.stdout, selectors.EVENT_READ)
+        while True:
+            if should_stop():
+                raise archive.CopyStoppedError('verify stopped before it was complete')
+            if not selector.select(_POLL_SECONDS):
+                continue
+            chunk = os.read(child.stdout.fileno(), 65536)
+            if not chunk:
+                return
+            pending += chunk
+            *lines, pending = pending.split(b'\n')
+            for line in lines:
+                yield json.loads(line)
+
+
+def main(argv=None):
+    """Run as the child: verify the file, one JSON line per finding and a final line."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[1])
+    parser.add_argument('--database', required=True)
+    parser.add_argument('--rules-digest', required=True)
+    parser.add_argument('memory_ids', nargs='*', type=int)
+    args = parser.parse_args(argv)
+    os.nice(VERIFY_NICENESS)
+    parent = os.getppid()
+    out = sys.stdout
+
+    def send(message):
+        out.write(json.dumps(message) + '\n')
+        out.flush()
+
+    def finding(found):
+        send({'finding': dataclasses.asdict(found)})
+
+    try:
+        if grounding.rules_digest() != args.rules_digest:
+            raise BackendError(
+                f'the grounding language data changed on disk since the node started '
+                f'(node {args.rules_digest}, on disk {grounding.rules_digest()}); restart the '
+                'node to verify with the rules it admits with')
+        summary = verify.verify(args.database, args.memory_ids, on_finding=finding,
+                                should_stop=lambda: os.getppid() != parent)
+    except NotFoundError as error:
+        send({'error': 'not_found', 'message': str(error)})
+    except InvalidInputError as error:
+        send({'error': 'invalid_input', 'message': str(error)})
+    except (BackendError, archive.CopyStoppedError) as error:
+        send({'error': 'backend', 'message': str(error)})
+    else:
+        send({'summary': dataclasses.asdict(summary)})
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
