@@ -32,7 +32,7 @@ def add_secret_entity(store):
     memory = store.add_memory(NewMemory(
         kind='fact', summary=SECRET_SUMMARY, links=((entity.id, 'subject'),),
         predicate='hides', value=SECRET_VALUE))
-    store._conn.execute(
+    store._connection.raw.execute(
         'INSERT INTO payloads (memory_id, storage, media_type, text_body, created_at)'
         " VALUES (?, 'inline', 'text/plain', ?, '2026-01-02T03:04:05Z')",
         (memory.id, SECRET_PAYLOAD_ONLY))
@@ -169,7 +169,7 @@ def test_forget_leaves_no_copy_of_the_text_in_any_database_file(db_path):
 
 
 def test_forget_reports_busy_when_a_reader_pins_the_wal(store, db_path, monkeypatch):
-    monkeypatch.setattr('mira_memory.core.store.WAL_TRUNCATE_ATTEMPTS', 2)
+    monkeypatch.setattr('mira_memory.core.transaction.WAL_TRUNCATE_ATTEMPTS', 2)
     entity = store.add_entity('person', 'Ada')
     other = sqlite3.connect(db_path, isolation_level=None)
     try:
@@ -440,12 +440,13 @@ def test_migrate_turns_a_real_version_1_file_into_version_3(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ['memory.sqlite3', backups[0].name]
     with MemoryStore.open(database, clock=fixed_clock) as store:
         assert store.schema_version == 3
-        assert store._conn.execute('SELECT count(*) FROM receipts').fetchone() == (0,)
+        assert store._connection.raw.execute('SELECT count(*) FROM receipts').fetchone() == (0,)
         for table in schema.SCHEMA_TABLES[:-1]:
-            rows = store._conn.execute('SELECT * FROM %s ORDER BY 1, 2' % table).fetchall()
+            rows = store._connection.raw.execute(
+                'SELECT * FROM %s ORDER BY 1, 2' % table).fetchall()
             if table == 'memories':
                 rows = [row[:-2] for row in rows]
-                assert all(row[-2:] == (None, None) for row in store._conn.execute(
+                assert all(row[-2:] == (None, None) for row in store._connection.raw.execute(
                     'SELECT * FROM memories'))
             assert rows == v1_rows[table], table
         # Ids continue after the largest migrated one and are never reused.
