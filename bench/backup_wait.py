@@ -25,13 +25,13 @@ import json
 import os
 import pathlib
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
 
 import generate
 from mira_memory.msg import OperatorUtterance
+from mira_memory.simulation import processes
 from mira_memory.srv import AdminBackup, AdminExport, AdminVerify, RecallMemory, Remember
 import rclpy
 from rclpy.context import Context
@@ -48,12 +48,11 @@ COPY_TIMEOUT_S = 1800.0
 
 
 def start_node(directory, namespace, database, robot_profile):
-    log = open(directory / 'node.log', 'w')
-    return subprocess.Popen(
+    return processes.Process(
         [sys.executable, str(BENCH_DIR / 'bench_node.py'), '--ros-args',
          '-r', f'__ns:={namespace}', '-p', 'enabled:=true',
          '-p', f'database_path:={database}', '-p', f'robot_profile:={robot_profile}'],
-        stdout=log, stderr=subprocess.STDOUT)
+        directory / 'node.log', name='bench_node')
 
 
 class Client:

@@ -15,19 +15,26 @@ probe answers, on the installed distro, the questions that decide it:
 4. Round trip p50 of an empty Trigger and of that async service, on a node
    with as many services as the memory node, under each executor.
 
-Each server runs in its own process, stopped with SIGKILL if it ignores
-SIGINT (EventsExecutor.spin() did here). Loopback only, like every bench:
+Each server runs in its own process (the package's process harness), ended
+with SIGTERM, then SIGKILL, if it ignores SIGINT (EventsExecutor.spin() did
+here). Loopback only, like every bench:
 
     . .work/kilted/env.sh
     ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST ROS_DOMAIN_ID=71 python bench/executor_probe.py
 """
 
 import argparse
+import contextlib
 import os
+import pathlib
 import re
+import signal
 import subprocess
 import sys
+import tempfile
 import time
+
+from mira_memory.simulation import processes
 
 # The memory node has about this many services (recall, remember, 11 admin
 # services, 6 parameter services, type description) besides its timers and
@@ -37,6 +44,9 @@ TIMEOUT_S = 5.0
 SPIN_STEP_S = 0.1
 # The untimed pause before a paused call: the turn is heard first, as in real use.
 PAUSE_S = 0.002
+# Deadlines against a hang: a server starts within seconds and stops at once on SIGINT.
+START_TIMEOUT_S = 60.0
+STOP_TIMEOUT_S = 3.0
 
 
 def serve(executor_kind, loop, prefix):
@@ -165,21 +175,27 @@ def measure(prefix, calls, warmup):
 
 
 def run_server(executor_kind, loop, prefix, calls, warmup):
-    server = subprocess.Popen(
-        [sys.executable, '-u', __file__, '--serve', executor_kind, '--loop', loop,
-         '--prefix', prefix], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    try:
-        server.stdout.readline()  # 'server up'
-        results = measure(prefix, calls, warmup)
-    finally:
-        server.send_signal(2)
+    with tempfile.TemporaryDirectory(prefix='executor_probe_') as directory:
+        server = processes.Process(
+            [sys.executable, '-u', __file__, '--serve', executor_kind, '--loop', loop,
+             '--prefix', prefix], pathlib.Path(directory) / 'server.log',
+            name=f'{executor_kind} server')
         try:
-            output, _ = server.communicate(timeout=3.0)
-            stopped = 'exits on SIGINT'
-        except subprocess.TimeoutExpired:
-            server.kill()
-            output, _ = server.communicate()
-            stopped = 'ignored SIGINT (killed)'
+            # A server that fails to start shows in its failures below.
+            with contextlib.suppress(processes.ProcessError):
+                server.wait_ready('server up', timeout=START_TIMEOUT_S)
+            results = measure(prefix, calls, warmup)
+        finally:
+            code = server.stop(timeout=STOP_TIMEOUT_S)
+        output = server.output()
+    if server.stopped_by is None:
+        stopped = f'had exited with {code}'
+    elif server.stopped_by == signal.SIGINT:
+        stopped = 'exits on SIGINT'
+    elif server.stopped_by == signal.SIGKILL:
+        stopped = 'ignored SIGINT (killed)'
+    else:
+        stopped = 'ignored SIGINT (ended by SIGTERM)'
     failures = [line for line in output.splitlines()
                 if re.match(r'(server failed|\w*Error\b)', line)]
     return results, stopped, failures

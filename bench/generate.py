@@ -19,8 +19,9 @@ import random
 import sqlite3
 import time
 
-from mira_memory.core import store as store_module
+from mira_memory.core import records, schema
 from mira_memory.core.normalize import display_form, normalize_key
+from mira_memory.core.store import MemoryStore
 
 # Bump when the generated content changes, so stale caches are not reused.
 GENERATOR_VERSION = 1
@@ -120,14 +121,14 @@ _PREDICATES = {
 
 def schema_fingerprint():
     """Return a short hash of the product schema, so a schema change invalidates caches."""
-    text = '\n'.join(' '.join(statement.split()) for statement in store_module.SCHEMA_STATEMENTS)
+    text = '\n'.join(' '.join(statement.split()) for statement in schema.SCHEMA_STATEMENTS)
     return hashlib.sha256(text.encode()).hexdigest()[:10]
 
 
 def cache_name(memories, entities, seed):
     """Return the cache file stem for one store size and seed."""
     return 'store_m%d_e%d_seed%d_schema%d-%s_gen%d' % (
-        memories, entities, seed, store_module.SCHEMA_VERSION, schema_fingerprint(),
+        memories, entities, seed, schema.SCHEMA_VERSION, schema_fingerprint(),
         GENERATOR_VERSION)
 
 
@@ -171,7 +172,7 @@ def _generate(path, memory_count, entity_count, seed):
     started = time.monotonic()
     if entity_count < 20 or memory_count < entity_count:
         raise ValueError('a benchmark store needs >= 20 entities and >= 1 memory per entity')
-    store_module.MemoryStore.open(path).close()
+    MemoryStore.open(path).close()
     rng = random.Random(seed)
     world = _World(rng, entity_count)
     conn = sqlite3.connect(str(path), isolation_level=None)
@@ -218,7 +219,7 @@ def _generate(path, memory_count, entity_count, seed):
         'memories': memory_count,
         'entities': entity_count,
         'seed': seed,
-        'schema_version': store_module.SCHEMA_VERSION,
+        'schema_version': schema.SCHEMA_VERSION,
         'schema_fingerprint': schema_fingerprint(),
         'generator_version': GENERATOR_VERSION,
         'counts': counts,
@@ -239,8 +240,8 @@ def _insert(conn, sql, rows):
 
 def _verify(path, counts):
     """Reopen through the product (schema v1 check, WAL, FULL) and compare row counts."""
-    with store_module.MemoryStore.open(path) as opened:
-        if opened.schema_version != store_module.SCHEMA_VERSION:
+    with MemoryStore.open(path) as opened:
+        if opened.schema_version != schema.SCHEMA_VERSION:
             raise RuntimeError('generated store has schema version %d' % opened.schema_version)
         actual = opened.counts()
     expected = dict(counts, active_memories=counts['memories'])
@@ -390,23 +391,23 @@ class _World:
             summary = '%s %s %s' % (self.names[subject], verb, value)
             if kind in ('fact', 'preference', 'relationship') and (
                     rng.random() < OPERATOR_SOURCE_PROBABILITY):
-                source_kind = store_module.SOURCE_OPERATOR_STATEMENT
+                source_kind = records.SOURCE_OPERATOR_STATEMENT
                 # One memory per operator turn, as admission allows.
                 source_label = 'episode e%d turn t%d' % divmod(memory_id, TURNS_PER_EPISODE)
             else:
-                source_kind, source_label = store_module.SOURCE_CONSOLE, ''
+                source_kind, source_label = records.SOURCE_CONSOLE, ''
             confidence = None
             if rng.random() < CONFIDENCE_PROBABILITY:
                 confidence = rng.randint(50, 100) / 100.0
             created = _timestamp(memory_id / memory_count)
             memories.append((
                 memory_id, kind, summary, predicate, value, normalize_key(value), source_kind,
-                source_label, confidence, store_module.STATUS_ACTIVE, created))
+                source_label, confidence, records.STATUS_ACTIVE, created))
             for entity_id, link_role in linked.items():
                 links.append((memory_id, entity_id, link_role))
                 self.link_counts[entity_id] += 1
-            payloads.append((memory_id, store_module.STORAGE_INLINE,
-                             store_module.MEDIA_TYPE_TEXT, summary, created))
+            payloads.append((memory_id, records.STORAGE_INLINE,
+                             records.MEDIA_TYPE_TEXT, summary, created))
         return memories, links, payloads
 
     def query_pools(self, rng):

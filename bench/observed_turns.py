@@ -18,13 +18,12 @@ import argparse
 import os
 import pathlib
 import signal
-import subprocess
 import sys
 import tempfile
 import time
 
-from ament_index_python.packages import get_package_prefix
 from mira_memory.msg import OperatorUtterance
+from mira_memory.simulation import nodes, processes
 from mira_memory.srv import AdminEntityAdd, Remember
 import rclpy
 from rclpy.context import Context
@@ -36,12 +35,11 @@ TIMEOUT_S = 10.0
 
 
 def start_node(directory, namespace, require):
-    executable = pathlib.Path(get_package_prefix('mira_memory')) / 'lib' / 'mira_memory'
-    return subprocess.Popen(
-        [str(executable / 'memory_node'), '--ros-args', '-r', f'__ns:={namespace}',
+    return processes.Process(
+        [nodes.executable_path('memory_node'), '--ros-args', '-r', f'__ns:={namespace}',
          '-p', 'enabled:=true', '-p', f'database_path:={directory}/memory.sqlite3',
          '-p', 'robot_profile:=Mira', '-p', f'require_observed_turns:={str(require).lower()}'],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        pathlib.Path(directory) / 'memory_node.log', name='memory_node')
 
 
 def main(argv=None):
@@ -55,12 +53,12 @@ def main(argv=None):
     node = rclpy.create_node(f'observed_turns_bench_{os.getpid()}', context=context)
     executor = SingleThreadedExecutor(context=context)
     executor.add_node(node)
-    processes, targets = [], {}
+    started, targets = [], {}
     try:
         for label, require in (('window on', True), ('window off', False)):
             directory = tempfile.mkdtemp(prefix='mira_bench_turns_')
             namespace = f'/turns_bench_{os.getpid()}_{int(require)}'
-            processes.append(start_node(directory, namespace, require))
+            started.append(start_node(directory, namespace, require))
             remember = node.create_client(Remember, f'{namespace}/memory/remember')
             entity_add = node.create_client(AdminEntityAdd, f'{namespace}/memory/admin/entity_add')
             publisher = node.create_publisher(
@@ -103,9 +101,8 @@ def main(argv=None):
         print(f'added by the window: p50 {on["p50_ms"] - off["p50_ms"]:+.3f} ms, '
               f'p99 {on["p99_ms"] - off["p99_ms"]:+.3f} ms ({args.calls} calls each)')
     finally:
-        for process in processes:
-            process.send_signal(signal.SIGTERM)
-            process.wait(timeout=20)
+        for process in started:
+            process.stop(first=signal.SIGTERM, timeout=20)
         executor.shutdown()
         node.destroy_node()
         rclpy.try_shutdown(context=context)

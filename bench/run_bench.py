@@ -39,6 +39,7 @@ from mira_memory.core import admission, recall, turn_proposals
 from mira_memory.core import store as store_module
 from mira_memory.memory import responses
 from mira_memory.msg import OperatorUtterance
+from mira_memory.simulation import processes
 from mira_memory.srv import RecallMemory, Remember
 import rclpy
 from rclpy.context import Context
@@ -152,13 +153,8 @@ class Run:
                 shutil.rmtree(path, ignore_errors=True)
 
     def spawn(self, command, log_path, env=None, **kwargs):
-        """Start a process that close() will stop if it is still running."""
-        log = open(log_path, 'a')
-        try:
-            process = subprocess.Popen(command, stdout=kwargs.pop('stdout', log), stderr=log,
-                                       env=env, text=True, **kwargs)
-        finally:
-            log.close()
+        """Start a process (the package's harness) that close() will stop if still running."""
+        process = processes.Process(command, log_path, env=env, append=True, **kwargs)
         self.processes.append(process)
         return process
 
@@ -177,14 +173,7 @@ class Run:
 def stop_process(process):
     """SIGTERM (a clean node shutdown), then SIGKILL if it does not exit; return the exit code."""
     # Not SIGINT: processes started from a background job inherit it ignored.
-    if process.poll() is None:
-        process.send_signal(signal.SIGTERM)
-        try:
-            process.wait(timeout=STOP_TIMEOUT_S)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
-    return process.returncode
+    return process.stop(first=signal.SIGTERM, timeout=STOP_TIMEOUT_S)
 
 
 def proc_status(pid):
@@ -432,8 +421,8 @@ class StoreBench:
         advertised = None
         while time.monotonic() - spawned < READY_TIMEOUT_S:
             if self.process.poll() is not None:
-                raise RuntimeError('memory node exited with %d:\n%s' % (
-                    self.process.returncode, self.node_log.read_text()[-4000:]))
+                raise processes.ProcessError(
+                    self.process.describe('exited before recall_memory answered'))
             if client.service_is_ready():
                 if advertised is None:
                     advertised = time.monotonic()
@@ -443,8 +432,8 @@ class StoreBench:
                     return advertised, time.monotonic()
             else:
                 time.sleep(0.002)
-        raise RuntimeError('memory node not ready after %.0f s:\n%s' % (
-            READY_TIMEOUT_S, self.node_log.read_text()[-4000:]))
+        raise processes.ProcessError(self.process.describe(
+            'recall_memory did not answer within %.0f s' % READY_TIMEOUT_S))
 
     def _wait_for_turn_subscription(self):
         deadline = time.monotonic() + READY_TIMEOUT_S
@@ -464,18 +453,17 @@ class StoreBench:
     def throughput(self):
         """Several client processes call back to back: Trigger and recall found phases."""
         clients = self.settings['clients']
-        processes = []
+        loaders = []
         for index in range(clients):
             settings = {'node_prefix': self.namespace + '/memory',
                         'metadata_path': str(self.metadata_path), 'client_index': index}
-            processes.append(self.run.spawn(
+            loaders.append(self.run.spawn(
                 [sys.executable, str(BENCH_DIR / 'load_client.py'), json.dumps(settings)],
                 self.directory / 'load_client.log', env=self.env,
                 stdin=subprocess.PIPE, stdout=subprocess.PIPE))
-        for process in processes:
-            if process.stdout.readline().strip() != 'READY':
-                raise RuntimeError('a load client failed:\n%s' % (
-                    (self.directory / 'load_client.log').read_text()[-4000:]))
+        for process in loaders:
+            if process.process.stdout.readline().strip() != 'READY':
+                raise processes.ProcessError(process.describe('a load client failed'))
         phase_s = self.settings['phase_s']
         start = time.time() + 0.5
         phases = []
@@ -483,17 +471,17 @@ class StoreBench:
             for series in workload.THROUGHPUT_SERIES:
                 phases.append({'series': series, 'start': start, 'end': start + phase_s})
                 start += phase_s + 0.2
-        for process in processes:
-            process.stdin.write(json.dumps(phases) + '\n')
-            process.stdin.flush()
+        for process in loaders:
+            process.process.stdin.write(json.dumps(phases) + '\n')
+            process.process.stdin.flush()
         totals = {series: {'calls': 0, 'outcomes': collections.Counter()}
                   for series in workload.THROUGHPUT_SERIES}
-        for process in processes:
-            line = process.stdout.readline()
-            process.wait(timeout=STOP_TIMEOUT_S)
+        for process in loaders:
+            line = process.process.stdout.readline()
+            if process.wait(STOP_TIMEOUT_S) is None:
+                raise processes.ProcessError(process.describe('did not exit after reporting'))
             if not line:
-                raise RuntimeError('a load client reported nothing:\n%s' % (
-                    (self.directory / 'load_client.log').read_text()[-4000:]))
+                raise processes.ProcessError(process.describe('a load client reported nothing'))
             for phase in json.loads(line):
                 totals[phase['series']]['calls'] += phase['calls']
                 totals[phase['series']]['outcomes'].update(phase['outcomes'])

@@ -14,10 +14,10 @@ import contextlib
 import hashlib
 import itertools
 import sqlite3
-import subprocess
 import sys
 import time
 
+from mira_memory.simulation import processes
 import pytest
 
 srv = pytest.importorskip('mira_memory.srv', reason='the built ROS 2 environment is not active')
@@ -279,11 +279,12 @@ def write_lock_held(database_path):
 # https://www.sqlite.org/walformat.html). POSIX record locks belong to a
 # process, so a child holds them: nothing in this process can drop them.
 _READ_LOCK_HOLDER = """
-import fcntl, os, sys
+import fcntl, os, signal, sys
 fd = os.open(sys.argv[1], os.O_RDWR)
 fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB, 5, 123, os.SEEK_SET)
+signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
 print('locked', flush=True)
-sys.stdin.read()
+signal.sigwait({signal.SIGINT})  # the harness stops it with SIGINT
 """
 
 
@@ -296,12 +297,11 @@ def read_locks_held(database_path):
     reports a locking-protocol error (SQLITE_PROTOCOL). Nothing is written.
     """
     shm = database_path.with_name(database_path.name + '-shm')
-    holder = subprocess.Popen(
+    holder = processes.Process(
         [sys.executable, '-c', _READ_LOCK_HOLDER, str(shm)],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        database_path.with_name('read_lock_holder.log'), name='WAL index lock holder')
     try:
-        assert holder.stdout.readline().strip() == 'locked', 'could not lock the WAL index'
+        holder.wait_ready('locked', timeout=MATCH_TIMEOUT, what='holding the WAL index locks')
         yield
     finally:
-        holder.stdin.close()
-        holder.wait(timeout=20)
+        holder.stop()

@@ -12,9 +12,10 @@ import json
 import os
 import pathlib
 import signal
-import subprocess
 import tempfile
 import time
+
+from mira_memory.simulation import processes
 
 _namespace_counter = itertools.count(1)
 
@@ -46,13 +47,17 @@ def write_params_file(directory, parameters):
     return handle.name
 
 
-class NodeProcess:
-    """One installed executable running as a real process."""
+class NodeProcess(processes.Process):
+    """
+    One installed executable running as a real process (the package's harness).
+
+    Adds what a test needs: the ROS command line from a namespace and
+    parameters, and failures instead of codes when the process hangs.
+    """
 
     def __init__(self, name, *, namespace, parameters=None, node_name=None,
                  directory=None, extra_args=(), remaps=(), cwd=None):
         directory = directory or tempfile.mkdtemp(prefix='mira_test_')
-        self.log_path = pathlib.Path(directory) / f'{name}_{next(_namespace_counter)}.log'
         command = [executable(name), *extra_args, '--ros-args', '-r', f'__ns:={namespace}']
         if node_name:
             command += ['-r', f'__node:={node_name}']
@@ -60,42 +65,22 @@ class NodeProcess:
             command += ['-r', remap]
         if parameters:
             command += ['--params-file', write_params_file(directory, parameters)]
-        self.command = command
-        self._log = open(self.log_path, 'w')
-        self.process = subprocess.Popen(
-            command, stdout=self._log, stderr=subprocess.STDOUT, text=True,
-            start_new_session=True, cwd=cwd)
-
-    def running(self):
-        """Return True while the process has not exited."""
-        return self.process.poll() is None
-
-    def output(self):
-        """Return everything the process printed so far."""
-        if not self._log.closed:
-            self._log.flush()
-        return self.log_path.read_text()
+        log_path = pathlib.Path(directory) / f'{name}_{next(_namespace_counter)}.log'
+        super().__init__(command, log_path, name=name, cwd=cwd)
 
     def wait(self, timeout=20.0):
-        """Wait for the process to exit by itself and return its exit code."""
-        try:
-            return self.process.wait(timeout=timeout)
-        finally:
-            self._log.close()
+        """Wait for the process to exit by itself and return its exit code; fail on timeout."""
+        code = super().wait(timeout)
+        if code is None:
+            raise AssertionError(self.describe(f'did not exit within {timeout:g} s'))
+        return code
 
     def stop(self, sig=signal.SIGINT, timeout=20.0):
-        """Send sig, wait for exit and return the exit code (kill on timeout)."""
-        if self.process.poll() is None:
-            self.process.send_signal(sig)
-            try:
-                self.process.wait(timeout=timeout)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
-                self._log.close()
-                raise AssertionError(f'{self.command[0]} ignored {sig!r}:\n{self.output()}')
-        self._log.close()
-        return self.process.returncode
+        """Send sig, wait for the exit and return its code; fail if sig did not stop it."""
+        code = super().stop(first=sig, timeout=timeout)
+        if self.stopped_by not in (None, sig):
+            raise AssertionError(self.describe(f'ignored {sig!r}'))
+        return code
 
 
 class RosClient:

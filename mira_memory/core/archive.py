@@ -23,11 +23,12 @@ import os
 import pathlib
 import sqlite3
 
-from mira_memory.core import private_files, schema
-from mira_memory.core import store as store_module
+from mira_memory.core import private_files, records, schema, writes
 from mira_memory.core.admission import source_label, TurnContext
 from mira_memory.core.errors import BackendError, InvalidInputError, StoreError
 from mira_memory.core.errors import TargetExistsError
+from mira_memory.core.normalize import display_form, normalize_token
+from mira_memory.core.transaction import set_pragma
 
 EXPORT_FORMAT = 'mira_memory export'
 # Pages per backup step: small enough that one step is a few milliseconds of
@@ -58,7 +59,7 @@ _EXPORT_SQL = {
         'SELECT id, memory_id, storage, media_type, text_body, object_ref, sha256, created_at'
         ' FROM payloads ORDER BY id'),
     'receipt': 'SELECT %s FROM receipts ORDER BY memory_id'
-               % ', '.join(store_module.RECEIPT_COLUMNS),
+               % ', '.join(records.RECEIPT_COLUMNS),
 }
 _FIELDS = {
     'entity': ('id', 'entity_type', 'canonical_name', 'created_at'),
@@ -68,7 +69,7 @@ _FIELDS = {
     'link': ('memory_id', 'entity_id', 'role'),
     'payload': ('id', 'memory_id', 'storage', 'media_type', 'text', 'object_ref', 'sha256',
                 'created_at'),
-    'receipt': store_module.RECEIPT_COLUMNS,
+    'receipt': records.RECEIPT_COLUMNS,
 }
 
 
@@ -320,11 +321,11 @@ def _canonical(number, field, value, function):
 
 
 def _token(value):
-    return store_module._normalized(store_module.normalize_token, value, 'token')
+    return records.normalized(normalize_token, value, 'token')
 
 
 def _display(value):
-    return store_module._normalized(store_module.display_form, value, 'text')
+    return records.normalized(display_form, value, 'text')
 
 
 def _id(number, record, field):
@@ -371,7 +372,7 @@ class _Importer:
 
     def _add_entity(self, number, r):
         entity_id = _id(number, r, 'id')
-        self._order(number, 'entity', entity_id, store_module.format_entity_id(entity_id))
+        self._order(number, 'entity', entity_id, records.format_entity_id(entity_id))
         _canonical(number, 'entity_type', r['entity_type'], _token)
         name, key = _name(number, 'canonical_name', r['canonical_name'])
         self.conn.execute(
@@ -382,7 +383,7 @@ class _Importer:
         alias_id = _id(number, r, 'id')
         self._order(number, 'alias', alias_id, str(alias_id))
         entity_id = _id(number, r, 'entity_id')
-        self._exists(number, 'entities', entity_id, store_module.format_entity_id(entity_id))
+        self._exists(number, 'entities', entity_id, records.format_entity_id(entity_id))
         alias, key = _name(number, 'alias', r['alias'])
         clash = self.conn.execute(
             'SELECT 1 FROM entities WHERE id = ? AND name_key = ?'
@@ -390,16 +391,16 @@ class _Importer:
             (entity_id, key, entity_id, key)).fetchone()
         if clash is not None:
             raise _refused(number, 'alias already names %s'
-                           % store_module.format_entity_id(entity_id))
+                           % records.format_entity_id(entity_id))
         self.conn.execute(
             'INSERT INTO aliases (id, entity_id, alias, alias_key, created_at)'
             ' VALUES (?, ?, ?, ?, ?)', (alias_id, entity_id, alias, key, r['created_at']))
 
     def _add_memory(self, number, r):
         memory_id = _id(number, r, 'id')
-        self._order(number, 'memory', memory_id, store_module.format_memory_id(memory_id))
+        self._order(number, 'memory', memory_id, records.format_memory_id(memory_id))
         try:
-            prepared = store_module._prepare_memory(store_module.NewMemory(
+            prepared = records.prepare_memory(records.NewMemory(
                 kind=r['kind'], summary=r['summary'], predicate=r['predicate'],
                 value=r['value'], source_kind=r['source_kind'],
                 source_label=r['source_label'], confidence=r['confidence']),
@@ -412,13 +413,13 @@ class _Importer:
                                % field)
         status = r['status']
         retired = (r['retired_at'], r['retired_reason'])
-        if status == store_module.STATUS_ACTIVE and retired != (None, None):
+        if status == records.STATUS_ACTIVE and retired != (None, None):
             raise _refused(number, 'an active memory has no retired_at or retired_reason')
-        if status == store_module.STATUS_RETIRED:
+        if status == records.STATUS_RETIRED:
             if None in retired:
                 raise _refused(number, 'a retired memory needs retired_at and retired_reason')
             _canonical(number, 'retired_reason', r['retired_reason'], _display)
-        elif status != store_module.STATUS_ACTIVE:
+        elif status != records.STATUS_ACTIVE:
             raise _refused(number, 'status must be active or retired')
         self.conn.execute(
             'INSERT INTO memories (id, kind, summary, predicate, value, value_key, source_kind,'
@@ -436,10 +437,10 @@ class _Importer:
         if role is None:
             raise _refused(number, 'role must be a token')
         self._order(number, 'link', (memory_id, entity_id, role),
-                    '%s %s:%s' % (store_module.format_memory_id(memory_id),
-                                  store_module.format_entity_id(entity_id), role))
-        self._exists(number, 'memories', memory_id, store_module.format_memory_id(memory_id))
-        self._exists(number, 'entities', entity_id, store_module.format_entity_id(entity_id))
+                    '%s %s:%s' % (records.format_memory_id(memory_id),
+                                  records.format_entity_id(entity_id), role))
+        self._exists(number, 'memories', memory_id, records.format_memory_id(memory_id))
+        self._exists(number, 'entities', entity_id, records.format_entity_id(entity_id))
         self.conn.execute('INSERT INTO memory_links (memory_id, entity_id, role)'
                           ' VALUES (?, ?, ?)', (memory_id, entity_id, role))
 
@@ -447,7 +448,7 @@ class _Importer:
         payload_id = _id(number, r, 'id')
         self._order(number, 'payload', payload_id, str(payload_id))
         memory_id = _id(number, r, 'memory_id')
-        self._exists(number, 'memories', memory_id, store_module.format_memory_id(memory_id))
+        self._exists(number, 'memories', memory_id, records.format_memory_id(memory_id))
         self.conn.execute(
             'INSERT INTO payloads (id, memory_id, storage, media_type, text_body, object_ref,'
             ' sha256, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
@@ -456,21 +457,21 @@ class _Importer:
 
     def _add_receipt(self, number, r):
         memory_id = _id(number, r, 'memory_id')
-        self._order(number, 'receipt', memory_id, store_module.format_memory_id(memory_id))
+        self._order(number, 'receipt', memory_id, records.format_memory_id(memory_id))
         row = self.conn.execute('SELECT source_kind, source_label FROM memories WHERE id = ?',
                                 (memory_id,)).fetchone()
         if row is None:
             raise _refused(number, 'refers to missing %s'
-                           % store_module.format_memory_id(memory_id))
-        if row[0] != store_module.SOURCE_OPERATOR_STATEMENT:
+                           % records.format_memory_id(memory_id))
+        if row[0] != records.SOURCE_OPERATOR_STATEMENT:
             raise _refused(number, 'a receipt belongs to an operator_statement memory only')
         _check_receipt(number, r)
         context = TurnContext(r['episode_id'], r['turn_id'], r['utterance'])
-        if store_module._source_label(source_label(context)) != row[1]:
+        if records.stored_source_label(source_label(context)) != row[1]:
             raise _refused(number, "the receipt's episode and turn ids are not its memory's"
                                    ' source label')
-        self.conn.execute(store_module.INSERT_RECEIPT_SQL,
-                          tuple(r[field] for field in store_module.RECEIPT_COLUMNS))
+        self.conn.execute(writes.INSERT_RECEIPT_SQL,
+                          tuple(r[field] for field in records.RECEIPT_COLUMNS))
 
 
 # A receipt's text fields: required (non-blank text) and optional (null or non-blank).
@@ -498,7 +499,7 @@ def _check_receipt(number, r):
 
 def _name(number, field, value):
     try:
-        display, key = store_module._name_forms(value, field)
+        display, key = records.name_forms(value, field)
     except StoreError as exc:
         raise _refused(number, str(exc)) from None
     if display != value:
@@ -548,7 +549,7 @@ def import_export(database, lines):
         for pragma, value, expected in (('foreign_keys', 'ON', 1),
                                         ('journal_mode', 'WAL', 'wal'),
                                         ('synchronous', 'FULL', 2)):
-            store_module._set_pragma(conn, pragma, value, expected)
+            set_pragma(conn, pragma, value, expected)
         conn.execute('BEGIN IMMEDIATE')
         if schema.schema_state(conn, database) != 'empty':
             raise InvalidInputError('the target database is not empty')

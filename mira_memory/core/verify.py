@@ -27,7 +27,7 @@ import contextlib
 from dataclasses import dataclass
 import sqlite3
 
-from mira_memory.core import admission, archive, grounding, store as store_module
+from mira_memory.core import admission, archive, grounding, reads, records
 from mira_memory.core.errors import BackendError, InvalidInputError, NotFoundError
 from mira_memory.core.normalize import display_form
 
@@ -62,7 +62,7 @@ class Finding:
 
     def line(self):
         """Return the console's line for this finding."""
-        name = store_module.format_memory_id(self.memory_id)
+        name = records.format_memory_id(self.memory_id)
         if self.status == WOULD_REJECT:
             return f'{name} WOULD REJECT {self.reason} ({self.rule})'
         if self.status == NO_RECEIPT:
@@ -73,7 +73,7 @@ class Finding:
 
     def as_json(self):
         """Return the finding as a JSON-ready dict (memory verify --json)."""
-        record = {'memory_id': store_module.format_memory_id(self.memory_id),
+        record = {'memory_id': records.format_memory_id(self.memory_id),
                   'status': self.status}
         if self.reason:
             record['reason'] = self.reason
@@ -131,7 +131,7 @@ class _SnapshotReads:
         self._conn = conn
 
     def find_entities(self, name, *, limit=None):
-        return store_module._query_find_entities(self._conn, name, limit, with_aliases=False)
+        return reads.query_find_entities(self._conn, name, limit, with_aliases=False)
 
 
 def _never():
@@ -159,7 +159,7 @@ def verify(source, memory_ids=(), *, on_finding=None, should_stop=_never):
             for memory_id in wanted:
                 if conn.execute(_MEMORY_SQL, (memory_id,)).fetchone() is None:
                     raise NotFoundError(
-                        'memory %s not found' % store_module.format_memory_id(memory_id))
+                        'memory %s not found' % records.format_memory_id(memory_id))
             for number, row in enumerate(_rows(conn, wanted)):
                 if number % STOP_CHECK_MEMORIES == 0 and should_stop():
                     raise archive.CopyStoppedError('verify stopped before it was complete')
@@ -179,12 +179,12 @@ def verify(source, memory_ids=(), *, on_finding=None, should_stop=_never):
 
 def _rows(conn, wanted):
     """Yield (memory row, Receipt or None, not-judged reason) per memory to judge, by id."""
-    width = len(store_module.RECEIPT_COLUMNS)
+    width = len(records.RECEIPT_COLUMNS)
     if not wanted:
-        for row in conn.execute(store_module.VERIFY_MEMORIES_SQL):
+        for row in conn.execute(reads.VERIFY_MEMORIES_SQL):
             yield row[:6], _receipt(row[6:6 + width]), ''
         return
-    sql = store_module.VERIFY_MEMORIES_SQL.replace(
+    sql = reads.VERIFY_MEMORIES_SQL.replace(
         " WHERE m.source_kind = 'operator_statement' AND m.status = 'active'",
         ' WHERE m.id = :memory_id')
     sql = sql.replace('SELECT m.id,', 'SELECT m.source_kind, m.status, m.id,')
@@ -192,15 +192,15 @@ def _rows(conn, wanted):
         row = conn.execute(sql, {'memory_id': memory_id}).fetchone()
         source_kind, status, row = row[0], row[1], row[2:]
         reason = ''
-        if source_kind != store_module.SOURCE_OPERATOR_STATEMENT:
+        if source_kind != records.SOURCE_OPERATOR_STATEMENT:
             reason = 'source ' + source_kind
-        elif status != store_module.STATUS_ACTIVE:
+        elif status != records.STATUS_ACTIVE:
             reason = status
         yield row[:6], _receipt(row[6:6 + width]), reason
 
 
 def _receipt(columns):
-    return None if columns[0] is None else store_module.Receipt(*columns)
+    return None if columns[0] is None else records.Receipt(*columns)
 
 
 def _judge_row(conn, reads, row):
@@ -230,7 +230,7 @@ def _judge_row(conn, reads, row):
               ('kind', kind, judgment.kind), ('predicate', predicate, judgment.predicate),
               ('links', links, tuple(sorted(judgment.decision.links))),
               ('source_label', source_label,
-               store_module._source_label(admission.source_label(context))))
+               records.stored_source_label(admission.source_label(context))))
     for field, actual, expected in stored:
         if actual != expected:
             return Finding(memory_id, MISMATCH, field, '', *rules)

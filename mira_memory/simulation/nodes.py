@@ -23,7 +23,8 @@ import json
 import os
 import pathlib
 import signal
-import subprocess
+
+from mira_memory.simulation import processes
 
 PACKAGE = 'mira_memory'
 # SROS2 enclaves (config/security/mira.policy.xml): one per process, fixed
@@ -158,8 +159,8 @@ def process_command(spec, params_file):
 _run_counter = itertools.count(1)
 
 
-class Process:
-    """One simulation node running as a real process; output goes to a log file."""
+class Process(processes.Process):
+    """One simulation node running as a real process (the harness), logged in directory."""
 
     def __init__(self, spec, directory):
         directory = pathlib.Path(directory)
@@ -168,49 +169,18 @@ class Process:
         params_file = directory / f'{stem}.params.yaml'
         params_file.write_text(params_yaml(spec))
         self.spec = spec
-        self.log_path = directory / f'{stem}.log'
-        self.command = process_command(spec, params_file)
-        self._log = open(self.log_path, 'w')
-        # Own session: a terminal's Ctrl-C reaches the harness, which stops
-        # the nodes itself, in order, and collects their exit codes.
-        self.process = subprocess.Popen(
-            self.command, stdout=self._log, stderr=subprocess.STDOUT,
-            start_new_session=True)
+        super().__init__(process_command(spec, params_file), directory / f'{stem}.log',
+                         name=spec.name)
 
-    @property
-    def name(self):
-        return self.spec.name
+    def stop(self, timeout=processes.STOP_TIMEOUT_S):
+        """
+        Stop the node with SIGINT, as ros2 launch does; return its exit code.
 
-    def poll(self):
-        """Return the exit code, or None while running."""
-        return self.process.poll()
-
-    def output(self):
-        """Return everything the process printed so far."""
-        if not self._log.closed:
-            self._log.flush()
-        return self.log_path.read_text(errors='replace')
-
-    def wait(self, timeout):
-        """Wait for the process to exit by itself; return its code (None on timeout)."""
-        try:
-            return self.process.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            return None
-
-    def stop(self, timeout=15.0):
-        """SIGINT, wait, return the exit code; SIGKILL (and return None) if ignored."""
-        if self.process.poll() is None:
-            self.process.send_signal(signal.SIGINT)
-            try:
-                self.process.wait(timeout=timeout)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
-                self._log.close()
-                return None
-        self._log.close()
-        return self.process.returncode
+        None when SIGINT did not stop it within timeout (the harness then
+        ended it with SIGTERM or SIGKILL): a node must stop on SIGINT.
+        """
+        code = super().stop(timeout=timeout)
+        return code if self.stopped_by in (None, signal.SIGINT) else None
 
 
 def start(specs, directory):

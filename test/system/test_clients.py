@@ -10,12 +10,14 @@ get the answer; a write that is not idempotent is sent exactly once.
 """
 
 import pathlib
+import signal
 import subprocess
 import sys
 import time
 import warnings
 
 from mira_memory.ros import node_runner
+from mira_memory.simulation import processes
 import pytest
 from rosutil import executable, NodeProcess, unique_namespace
 
@@ -24,48 +26,32 @@ pytestmark = pytest.mark.ros
 SERVER = pathlib.Path(__file__).resolve().parents[1] / 'drop_first_server.py'
 
 
-class DropFirstServer:
-    """drop_first_server.py as a real process."""
+class DropFirstServer(processes.Process):
+    """drop_first_server.py as a real process (the package's harness)."""
 
     def __init__(self, directory, dropped, slow_failures=()):
         self.namespace = unique_namespace('drop')
         self.prefix = f'{self.namespace}/memory'
-        self.log_path = directory / f'server_{self.namespace.strip("/")}.log'
-        self._log = open(self.log_path, 'w')
-        self.process = subprocess.Popen(
+        super().__init__(
             [sys.executable, str(SERVER), self.namespace, ','.join(dropped),
              ','.join(slow_failures)],
-            stdout=self._log, stderr=subprocess.STDOUT, text=True, start_new_session=True)
-        deadline = time.monotonic() + 30
+            directory / f'server_{self.namespace.strip("/")}.log', name='drop_first_server')
         try:
-            while 'ready' not in self.output():
-                assert self.process.poll() is None, self.output()
-                assert time.monotonic() < deadline, 'the server did not start'
-                time.sleep(0.1)
+            self.wait_ready('ready', timeout=30)
         except BaseException:
             # The fixture only stops servers that started: never leave this one behind.
             self.stop()
             raise
-
-    def output(self):
-        self._log.flush()
-        return self.log_path.read_text()
 
     def received(self, service):
         return sum(1 for line in self.output().splitlines()
                    if line.startswith(f'received {service} '))
 
     def stop(self):
-        if self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                # This stand-in server's own shutdown is not under test (once
-                # in CI it did not end within 20 s of SIGTERM): end it for good.
-                self.process.kill()
-                self.process.wait()
-        self._log.close()
+        # This stand-in server's own shutdown is not under test: SIGTERM, as
+        # always, and the harness ends it for good if that is not enough
+        # (once in CI it did not end within 20 s of SIGTERM).
+        return super().stop(first=signal.SIGTERM, timeout=20)
 
 
 @pytest.fixture

@@ -6,6 +6,7 @@ import io
 import os
 import pathlib
 import re
+import signal
 import sqlite3
 import subprocess
 import time
@@ -16,6 +17,7 @@ from mira_memory.console import memory_console as console
 from mira_memory.console import offline_tools
 from mira_memory.core import archive, ownership, schema
 from mira_memory.core.admission import Proposal, TurnContext
+from mira_memory.simulation import processes
 import pytest
 from raw_scan import raw_hits
 from rosutil import executable
@@ -139,10 +141,12 @@ def partial_file_locked(target, pid):
         holder.close()
 
 
-def console_process(node, *words):
-    return subprocess.Popen(
+def console_process(node, directory, *words):
+    """Start a console command in the background; its stdout is a pipe (tests compare it)."""
+    return processes.Process(
         [executable('memory_console'), '--memory-node', node.prefix, '--timeout', '60',
-         'memory', *words], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+         'memory', *words], directory / f'console_{words[0]}.log', name='memory_console',
+        stdout=subprocess.PIPE)
 
 
 def wait_for_backup_in_flight(node, target, console):
@@ -156,7 +160,7 @@ def wait_for_backup_in_flight(node, target, console):
     fds = pathlib.Path(f'/proc/{node.process.pid}/fd')
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
-        assert console.poll() is None, console.communicate()
+        assert console.running(), console.describe('exited before the backup started')
         for fd in fds.iterdir():
             with contextlib.suppress(OSError):
                 if os.readlink(fd) == partial:
@@ -181,7 +185,7 @@ def test_backup_runs_while_the_node_serves_everything_else(ros, memory_node, tmp
     tea = created(memory('add', 'fact', 'Ada likes tea', '--link', f'{ada}:subject')[1], 'MEM')
     target = tmp_path / 'backup.sqlite3'
     with partial_file_locked(target, node.process.pid):
-        backup = console_process(node, 'backup', str(target))
+        backup = console_process(node, tmp_path, 'backup', str(target))
         wait_for_backup_in_flight(node, target, backup)
         assert copy_refused_as_busy(ros, node)
         # Every other service answers while the copy is in flight.
@@ -197,9 +201,9 @@ def test_backup_runs_while_the_node_serves_everything_else(ros, memory_node, tmp
         code, _, err = memory('forget', tea, '--yes')
         assert (code, err) == (
             1, 'error: busy: a backup, export or verify is running; forget when it is done\n')
-        assert backup.poll() is None
-    out, err = backup.communicate(timeout=60)
-    assert backup.returncode == 0, err
+        assert backup.running()
+    out, _ = backup.process.communicate(timeout=60)
+    assert backup.poll() == 0, backup.output()
     # One snapshot, taken when the copy began: without the memory remembered since.
     assert out == (f'backup written: {target} ({target.stat().st_size} bytes)\n'
                    '  entities 1, aliases 0, memories 1, links 1, payloads 1\n')
@@ -217,15 +221,14 @@ def test_sigint_during_a_backup_stops_it_and_the_node_cleanly(ros, memory_node, 
     target = tmp_path / 'backup.sqlite3'
     partial = archive.partial_path(target, node.process.pid)
     with partial_file_locked(target, node.process.pid):
-        backup = console_process(node, 'backup', str(target))
+        backup = console_process(node, tmp_path, 'backup', str(target))
         wait_for_backup_in_flight(node, target, backup)
         assert node.stop() == 0
         # The copy ended with the node: no backup, its partial file removed.
         assert not target.exists() and not partial.exists()
     assert 'Traceback' not in node.output()
     # No reply will come (the console would wait out its copy deadline).
-    backup.kill()
-    backup.communicate()
+    backup.stop(first=signal.SIGKILL)
     # The store was closed and given up cleanly: another node opens it.
     again = console_for(start(memory_node, ros, database))
     assert '  entities:       1' in again('persistent')[1].splitlines()

@@ -15,6 +15,7 @@ from memory_services import database_fingerprint, MemoryServices, remember_reque
 from mira_memory import srv
 from mira_memory.core import archive, grounding
 from mira_memory.core.admission import Proposal, TurnContext
+from mira_memory.simulation import processes
 import pytest
 from raw_scan import raw_hits
 from rosutil import executable
@@ -183,7 +184,7 @@ def wait_for_backup_in_flight(node, target, backup):
     fds = pathlib.Path(f'/proc/{node.process.pid}/fd')
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
-        assert backup.poll() is None, backup.communicate()
+        assert backup.running(), backup.describe('exited before the backup started')
         for fd in fds.iterdir():
             with contextlib.suppress(OSError):
                 if os.readlink(fd) == partial:
@@ -199,18 +200,16 @@ def test_verify_is_busy_while_a_backup_runs_and_offline_verify_while_the_node_ru
     seed(node)
     target = tmp_path / 'backup.sqlite3'
     with partial_file_locked(target, node.process.pid):
-        backup = subprocess.Popen(
+        backup = processes.Process(
             [executable('memory_console'), '--memory-node', node.prefix, '--timeout', '60',
-             'memory', 'backup', str(target)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-            text=True)
+             'memory', 'backup', str(target)], tmp_path / 'backup.log', name='memory_console')
         wait_for_backup_in_flight(node, target, backup)
         answer = ros.call(srv.AdminVerify, f'{node.prefix}/admin/verify',
                           srv.AdminVerify.Request())
         assert (answer.success, answer.error_code) == (False, 'busy')
         assert answer.message == ('another backup, export or verify is running; try again '
                                   'when it is done')
-    assert backup.wait(timeout=60) == 0
-    backup.communicate()
+    assert backup.wait(timeout=60) == 0, backup.describe('backup failed')
     # The backup holds the receipts.
     connection = sqlite3.connect(target)
     assert connection.execute('SELECT count(*) FROM receipts').fetchone() == (2,)

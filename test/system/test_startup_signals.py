@@ -12,9 +12,9 @@ while rclpy is not loaded yet, which is the window that lost the signal.
 
 import pathlib
 import signal
-import subprocess
 import time
 
+from mira_memory.simulation import processes
 import pytest
 from rosutil import executable, unique_namespace
 
@@ -43,33 +43,30 @@ def _sigint_ignored(pid):
 
 
 def test_sigint_while_loading_stops_a_node_started_with_sigint_ignored(tmp_path):
-    log_path = tmp_path / 'memory_node.log'
-    with open(log_path, 'w') as log:
-        # As a non-interactive shell starts a background job: SIGINT ignored.
-        process = subprocess.Popen(
-            ['sh', '-c', 'trap "" INT; exec "$0" "$@"', executable('memory_node'),
-             '--ros-args', '-r', f'__ns:={unique_namespace("sig")}', '-p', 'enabled:=true',
-             '-p', f'database_path:={tmp_path / "memory.sqlite3"}'],
-            stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    # As a non-interactive shell starts a background job: SIGINT ignored.
+    node = processes.Process(
+        ['sh', '-c', 'trap "" INT; exec "$0" "$@"', executable('memory_node'),
+         '--ros-args', '-r', f'__ns:={unique_namespace("sig")}', '-p', 'enabled:=true',
+         '-p', f'database_path:={tmp_path / "memory.sqlite3"}'],
+        tmp_path / 'memory_node.log', name='memory_node')
     try:
         deadline = time.monotonic() + LOAD_TIMEOUT
         # First the shell sets the ignore and execs Python (through env).
-        while 'python' not in _program(process.pid):
-            assert process.poll() is None, log_path.read_text()
+        while 'python' not in _program(node.pid):
+            assert node.running(), node.describe('exited')
             assert time.monotonic() < deadline, 'Python never started'
             time.sleep(0.001)
-        while _sigint_ignored(process.pid):
-            assert process.poll() is None, log_path.read_text()
+        while _sigint_ignored(node.pid):
+            assert node.running(), node.describe('exited')
             assert time.monotonic() < deadline, 'SIGINT stayed ignored'
             time.sleep(0.001)
-        maps = pathlib.Path(f'/proc/{process.pid}/maps').read_text()
+        maps = pathlib.Path(f'/proc/{node.pid}/maps').read_text()
         assert RCLPY_LIBRARY not in maps, 'SIGINT was ignored until rclpy was loaded'
-        process.send_signal(signal.SIGINT)
-        assert process.wait(timeout=EXIT_TIMEOUT) == 0, log_path.read_text()
+        # One SIGINT only: stop() ends the node for good if it does not stop on it.
+        assert node.stop(timeout=EXIT_TIMEOUT) == 0, node.describe('stopped uncleanly')
+        assert node.stopped_by == signal.SIGINT, node.describe('ignored SIGINT')
     finally:
-        if process.poll() is None:
-            process.kill()
-            process.wait()
-    output = log_path.read_text()
+        node.stop()
+    output = node.output()
     assert 'Traceback' not in output
     assert 'persistent memory enabled' not in output

@@ -4,7 +4,6 @@
 import json
 import os
 import sqlite3
-import subprocess
 import sys
 
 from admission_cases import context, FACT, FACT_CONTEXT
@@ -14,6 +13,7 @@ from mira_memory.core import archive, schema
 from mira_memory.core.admission import admit
 from mira_memory.core.store import BusyError, InvalidInputError, MemoryStore, NewMemory
 from mira_memory.core.store import NotFoundError, TargetExistsError
+from mira_memory.simulation import processes
 import pytest
 from raw_scan import raw_hits
 from schema_v1 import make_version_1_database
@@ -32,7 +32,7 @@ def add_secret_entity(store):
     memory = store.add_memory(NewMemory(
         kind='fact', summary=SECRET_SUMMARY, links=((entity.id, 'subject'),),
         predicate='hides', value=SECRET_VALUE))
-    store._conn.execute(
+    store._connection.raw.execute(
         'INSERT INTO payloads (memory_id, storage, media_type, text_body, created_at)'
         " VALUES (?, 'inline', 'text/plain', ?, '2026-01-02T03:04:05Z')",
         (memory.id, SECRET_PAYLOAD_ONLY))
@@ -169,7 +169,7 @@ def test_forget_leaves_no_copy_of_the_text_in_any_database_file(db_path):
 
 
 def test_forget_reports_busy_when_a_reader_pins_the_wal(store, db_path, monkeypatch):
-    monkeypatch.setattr('mira_memory.core.store.WAL_TRUNCATE_ATTEMPTS', 2)
+    monkeypatch.setattr('mira_memory.core.transaction.WAL_TRUNCATE_ATTEMPTS', 2)
     entity = store.add_entity('person', 'Ada')
     other = sqlite3.connect(db_path, isolation_level=None)
     try:
@@ -440,12 +440,13 @@ def test_migrate_turns_a_real_version_1_file_into_version_3(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ['memory.sqlite3', backups[0].name]
     with MemoryStore.open(database, clock=fixed_clock) as store:
         assert store.schema_version == 3
-        assert store._conn.execute('SELECT count(*) FROM receipts').fetchone() == (0,)
+        assert store._connection.raw.execute('SELECT count(*) FROM receipts').fetchone() == (0,)
         for table in schema.SCHEMA_TABLES[:-1]:
-            rows = store._conn.execute('SELECT * FROM %s ORDER BY 1, 2' % table).fetchall()
+            rows = store._connection.raw.execute(
+                'SELECT * FROM %s ORDER BY 1, 2' % table).fetchall()
             if table == 'memories':
                 rows = [row[:-2] for row in rows]
-                assert all(row[-2:] == (None, None) for row in store._conn.execute(
+                assert all(row[-2:] == (None, None) for row in store._connection.raw.execute(
                     'SELECT * FROM memories'))
             assert rows == v1_rows[table], table
         # Ids continue after the largest migrated one and are never reused.
@@ -456,24 +457,24 @@ def test_migrate_turns_a_real_version_1_file_into_version_3(tmp_path):
     assert code == 0 and 'nothing to do' in out
 
 
-def test_migrate_refuses_a_database_another_process_owns(tmp_path):
+def test_migrate_refuses_a_database_another_process_owns(tmp_path, tmp_path_factory):
     # The memory node takes this lock when it opens the database (issue 14);
     # a separate process holding the same claim stands in for it here, and
     # test_lifecycle_node.py checks the real node once it claims.
     database = make_version_1_database(tmp_path / 'memory.sqlite3')
     before = database.read_bytes()
-    holder = subprocess.Popen(
+    holder = processes.Process(
         [sys.executable, '-c',
-         'import sys\nfrom mira_memory.core import ownership\n'
+         'import signal, sys\nfrom mira_memory.core import ownership\n'
          'held = ownership.claim(sys.argv[1], create=False)\n'
-         'print("held", flush=True)\nsys.stdin.read()\n', str(database)],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+         'signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})\n'
+         'print("held", flush=True)\nsignal.sigwait({signal.SIGINT})\n', str(database)],
+        tmp_path_factory.mktemp('holder') / 'holder.log', name='claim holder')
     try:
-        assert holder.stdout.readline() == 'held\n'
+        holder.wait_ready('held', timeout=60)
         code, out, err = migrate(database)
     finally:
-        holder.stdin.close()
-        holder.wait(timeout=20)
+        holder.stop()
     assert code == 1 and out == ''
     assert f'owned by process {holder.pid}' in err and 'stop the memory node first' in err
     assert err.count('\n') == 1

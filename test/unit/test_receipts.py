@@ -95,7 +95,7 @@ def test_console_memories_and_rejections_write_no_receipt(world):
     assert world.get_receipt(memory.id) is None
     rejected = admit(world, FACT_CONTEXT, replace(FACT, value='coffee'), ROBOT_PROFILE)
     assert rejected.status == 'rejected'
-    assert world._conn.execute('SELECT count(*) FROM receipts').fetchone() == (0,)
+    assert world._connection.raw.execute('SELECT count(*) FROM receipts').fetchone() == (0,)
 
 
 def test_the_receipt_commits_with_its_memory_or_neither_does(world, monkeypatch):

@@ -8,8 +8,9 @@ import random
 import sqlite3
 
 from conftest import FIXED_CREATED_AT
-from mira_memory.core import store as store_module
+from mira_memory.core import reads, transaction, writes
 from mira_memory.core.normalize import normalize_key
+from mira_memory.core.schema import SCHEMA_VERSION
 from mira_memory.core.store import BackendError
 from mira_memory.core.store import DuplicateAliasError
 from mira_memory.core.store import format_entity_id
@@ -21,7 +22,6 @@ from mira_memory.core.store import NewMemory
 from mira_memory.core.store import NotFoundError
 from mira_memory.core.store import parse_entity_id
 from mira_memory.core.store import parse_memory_id
-from mira_memory.core.store import SCHEMA_VERSION
 from mira_memory.core.store import SOURCE_CONSOLE
 from mira_memory.core.store import SOURCE_OPERATOR_STATEMENT
 from mira_memory.core.store import StoreError
@@ -255,7 +255,7 @@ def test_closing_the_store_closes_its_readers(store):
 def test_owner_connection_pragmas_read_back_after_reopen(db_path):
     MemoryStore.open(db_path).close()
     with MemoryStore.open(db_path) as reopened:
-        conn = reopened._conn
+        conn = reopened._connection.raw
         assert conn.execute('PRAGMA foreign_keys').fetchone()[0] == 1
         assert conn.execute('PRAGMA journal_mode').fetchone()[0] == 'wal'
         assert conn.execute('PRAGMA synchronous').fetchone()[0] == 2
@@ -271,7 +271,7 @@ def test_wal_mode_is_persisted_in_the_file(store, db_path):
 
 def test_foreign_keys_are_enforced_on_the_owner_connection(store):
     with pytest.raises(sqlite3.IntegrityError):
-        store._conn.execute(
+        store._connection.raw.execute(
             "INSERT INTO memory_links (memory_id, entity_id, role) VALUES (99, 99, 'x')")
 
 
@@ -279,21 +279,21 @@ def test_pragma_that_does_not_take_raises_backend_error(db_path):
     conn = sqlite3.connect(db_path)
     try:
         with pytest.raises(BackendError, match='did not take effect'):
-            store_module._set_pragma(conn, 'user_version', 5, 6)
+            transaction.set_pragma(conn, 'user_version', 5, 6)
     finally:
         conn.close()
 
 
 def test_reader_connection_pragmas(store):
     reader = store.open_reader()
-    assert reader._conn.execute('PRAGMA query_only').fetchone()[0] == 1
-    assert reader._conn.execute('PRAGMA foreign_keys').fetchone()[0] == 1
+    assert reader._connection.raw.execute('PRAGMA query_only').fetchone()[0] == 1
+    assert reader._connection.raw.execute('PRAGMA foreign_keys').fetchone()[0] == 1
 
 
 def test_reader_connection_cannot_insert(store):
     reader = store.open_reader()
     with pytest.raises(sqlite3.OperationalError):
-        reader._conn.execute(
+        reader._connection.raw.execute(
             'INSERT INTO entities (entity_type, canonical_name, name_key, created_at)'
             " VALUES ('robot', 'X', 'x', '2026-01-01T00:00:00Z')")
     assert store.counts()['entities'] == 0
@@ -823,52 +823,52 @@ def _populated(store):
 
 
 HOT_QUERIES = {
-    'find_entities': (store_module.FIND_ENTITIES_SQL, {'key': 'mira', 'limit': 6}),
-    'find_aliases': (store_module.FIND_ALIASES_SQL, {'key': 'mira', 'limit': 6}),
-    'entity': (store_module.ENTITY_SQL, {'entity_id': 1}),
-    'entity_aliases': (store_module.ENTITY_ALIASES_SQL, {'entity_id': 1}),
-    'payloads': (store_module.PAYLOADS_SQL, {'memory_id': 1}),
+    'find_entities': (reads.FIND_ENTITIES_SQL, {'key': 'mira', 'limit': 6}),
+    'find_aliases': (reads.FIND_ALIASES_SQL, {'key': 'mira', 'limit': 6}),
+    'entity': (reads.ENTITY_SQL, {'entity_id': 1}),
+    'entity_aliases': (reads.ENTITY_ALIASES_SQL, {'entity_id': 1}),
+    'payloads': (reads.PAYLOADS_SQL, {'memory_id': 1}),
     # Forget and retire.
-    'entity_memory_ids': (store_module.ENTITY_MEMORY_IDS_SQL, {'entity_id': 1}),
-    'memory_link_count': (store_module.MEMORY_LINK_COUNT_SQL, {'memory_id': 1}),
-    'memory_payload_count': (store_module.MEMORY_PAYLOAD_COUNT_SQL, {'memory_id': 1}),
-    'entity_alias_count': (store_module.ENTITY_ALIAS_COUNT_SQL, {'entity_id': 1}),
-    'retire': (store_module.RETIRE_SQL, {'memory_id': 1, 'now': 'x', 'reason': 'y'}),
+    'entity_memory_ids': (writes.ENTITY_MEMORY_IDS_SQL, {'entity_id': 1}),
+    'memory_link_count': (writes.MEMORY_LINK_COUNT_SQL, {'memory_id': 1}),
+    'memory_payload_count': (writes.MEMORY_PAYLOAD_COUNT_SQL, {'memory_id': 1}),
+    'entity_alias_count': (writes.ENTITY_ALIAS_COUNT_SQL, {'entity_id': 1}),
+    'retire': (writes.RETIRE_SQL, {'memory_id': 1, 'now': 'x', 'reason': 'y'}),
 }
-for _index, _sql in enumerate(store_module.DELETE_MEMORY_SQL + store_module.DELETE_ENTITY_SQL):
+for _index, _sql in enumerate(writes.DELETE_MEMORY_SQL + writes.DELETE_ENTITY_SQL):
     HOT_QUERIES['delete_%d' % _index] = (_sql, {'memory_id': 1, 'entity_id': 1})
 for _name, _ids_sql, _params in [
-        ('newest', store_module.NEWEST_ACTIVE_IDS_SQL, {'entity_id': 1, 'limit': 9}),
-        ('slot', store_module.SLOT_MEMORY_IDS_SQL, {'entity_id': 1, 'predicate': 'knows'}),
-        ('relationship', store_module.RELATIONSHIP_MEMORY_IDS_SQL,
+        ('newest', reads.NEWEST_ACTIVE_IDS_SQL, {'entity_id': 1, 'limit': 9}),
+        ('slot', reads.SLOT_MEMORY_IDS_SQL, {'entity_id': 1, 'predicate': 'knows'}),
+        ('relationship', reads.RELATIONSHIP_MEMORY_IDS_SQL,
          {'entity_id': 1, 'predicate': 'knows'}),
-        ('turn', store_module.TURN_MEMORY_IDS_SQL, {'source_label': 'turn-1'}),
-        ('by_id', store_module.MEMORY_IDS_BY_ID_SQL, {'memory_id': 1})]:
+        ('turn', reads.TURN_MEMORY_IDS_SQL, {'source_label': 'turn-1'}),
+        ('by_id', reads.MEMORY_IDS_BY_ID_SQL, {'memory_id': 1})]:
     HOT_QUERIES[_name + '_memories'] = (
-        store_module.MEMORIES_BY_IDS_SQL.format(ids=_ids_sql), _params)
-    HOT_QUERIES[_name + '_links'] = (store_module.LINKS_BY_IDS_SQL.format(ids=_ids_sql), _params)
+        reads.MEMORIES_BY_IDS_SQL.format(ids=_ids_sql), _params)
+    HOT_QUERIES[_name + '_links'] = (reads.LINKS_BY_IDS_SQL.format(ids=_ids_sql), _params)
 
 
 @pytest.mark.parametrize('name', sorted(HOT_QUERIES))
 def test_hot_query_plan_uses_indexes_and_never_scans_a_table(store, name):
     _populated(store)
     sql, params = HOT_QUERIES[name]
-    plan = [row[3] for row in store._conn.execute('EXPLAIN QUERY PLAN ' + sql, params)]
+    plan = [row[3] for row in store._connection.raw.execute('EXPLAIN QUERY PLAN ' + sql, params)]
     assert not [step for step in plan if step.startswith('SCAN')], plan
     assert any(step.startswith('SEARCH') for step in plan), plan
 
 
 def test_turn_query_uses_the_partial_operator_turn_index(store):
     _populated(store)
-    plan = [row[3] for row in store._conn.execute(
-        'EXPLAIN QUERY PLAN ' + store_module.TURN_MEMORY_IDS_SQL, {'source_label': 'x'})]
+    plan = [row[3] for row in store._connection.raw.execute(
+        'EXPLAIN QUERY PLAN ' + reads.TURN_MEMORY_IDS_SQL, {'source_label': 'x'})]
     assert any('memories_operator_turn' in step for step in plan), plan
 
 
 def test_newest_query_walks_the_link_index_without_sorting(store):
     _populated(store)
-    plan = [row[3] for row in store._conn.execute(
-        'EXPLAIN QUERY PLAN ' + store_module.NEWEST_ACTIVE_IDS_SQL,
+    plan = [row[3] for row in store._connection.raw.execute(
+        'EXPLAIN QUERY PLAN ' + reads.NEWEST_ACTIVE_IDS_SQL,
         {'entity_id': 1, 'limit': 9})]
     assert any('memory_links_entity' in step for step in plan), plan
     assert not [step for step in plan if 'TEMP B-TREE' in step], plan

@@ -14,8 +14,9 @@ import itertools
 from admission_cases import FACT, FACT_CONTEXT, ROBOT_PROFILE
 from conftest import fixed_clock
 from mira_memory.core import admission, recall as recall_module
-from mira_memory.core import store as store_module
-from mira_memory.core.store import CHANGED_ENTITIES_MAX, NewMemory
+from mira_memory.core import transaction
+from mira_memory.core.store import NewMemory
+from mira_memory.core.transaction import CHANGED_ENTITIES_MAX
 from mira_memory.core.turn_proposals import TurnProposalLog
 import pytest
 
@@ -130,7 +131,7 @@ def test_changes_are_exact_however_old_the_read(store, people):
 
 def test_an_entity_dropped_from_the_record_counts_as_changed_as_late_as_the_last_dropped(
         store, people, monkeypatch):
-    monkeypatch.setattr(store_module, 'CHANGED_ENTITIES_MAX', 3)
+    monkeypatch.setattr(transaction, 'CHANGED_ENTITIES_MAX', 3)
     ada = people['ada']
     others = [store.add_entity('person', 'Person %d' % number) for number in range(5)]
     start = store.generation

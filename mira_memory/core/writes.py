@@ -1,0 +1,287 @@
+# SPDX-License-Identifier: Apache-2.0
+"""
+The store's writes: entities, aliases, memories, retire, forget, and receipts.
+
+Each write function checks its input first, then runs as one transaction on
+the owner's connection (transaction.OwnerConnection.atomic), so a refused
+input never counts as a write and a failure leaves nothing behind.
+WriteTransaction is the one write that spans several calls: admission reads
+its duplicate and conflict slots and inserts the memory with its receipt
+against one snapshot. Reads inside a write reuse reads.py's queries.
+"""
+
+import dataclasses
+import datetime
+
+from mira_memory.core import reads
+from mira_memory.core.errors import BackendError, DuplicateAliasError, InvalidInputError
+from mira_memory.core.errors import NotFoundError, StoreError
+from mira_memory.core.normalize import display_form, normalize_token
+from mira_memory.core.records import excerpt, ForgetPlan, format_entity_id, format_memory_id
+from mira_memory.core.records import MEDIA_TYPE_TEXT, name_forms, normalized, positive_id
+from mira_memory.core.records import prepare_memory, RECEIPT_COLUMNS, STATUS_ACTIVE
+from mira_memory.core.records import STORAGE_INLINE, stored_source_label
+from mira_memory.core.transaction import backend_errors
+
+_TIMESTAMP_FORMAT = '%04d-%02d-%02dT%02d:%02d:%02dZ'
+
+# Forget: every query walks an index (tests EXPLAIN them).
+ENTITY_MEMORY_IDS_SQL = (
+    'SELECT DISTINCT memory_id FROM memory_links WHERE entity_id = :entity_id'
+    ' ORDER BY memory_id')
+MEMORY_LINK_COUNT_SQL = 'SELECT count(*) FROM memory_links WHERE memory_id = :memory_id'
+MEMORY_PAYLOAD_COUNT_SQL = 'SELECT count(*) FROM payloads WHERE memory_id = :memory_id'
+ENTITY_ALIAS_COUNT_SQL = 'SELECT count(*) FROM aliases WHERE entity_id = :entity_id'
+DELETE_MEMORY_SQL = (
+    'DELETE FROM receipts WHERE memory_id = :memory_id',
+    'DELETE FROM payloads WHERE memory_id = :memory_id',
+    'DELETE FROM memory_links WHERE memory_id = :memory_id',
+    'DELETE FROM memories WHERE id = :memory_id',
+)
+DELETE_ENTITY_SQL = (
+    'DELETE FROM aliases WHERE entity_id = :entity_id',
+    'DELETE FROM entities WHERE id = :entity_id',
+)
+INSERT_RECEIPT_SQL = 'INSERT INTO receipts (%s) VALUES (%s)' % (
+    ', '.join(RECEIPT_COLUMNS), ', '.join('?' * len(RECEIPT_COLUMNS)))
+RETIRE_SQL = (
+    "UPDATE memories SET status = 'retired', retired_at = :now, retired_reason = :reason"
+    " WHERE id = :memory_id AND status = 'active'")
+
+# A retirement reason is a short operator note, not a document.
+REASON_MAX_LENGTH = 500
+
+
+def utc_now():
+    """Return the current time, timezone-aware (the store's default clock)."""
+    return datetime.datetime.now(datetime.timezone.utc)
+
+
+def timestamp(clock):
+    """Return clock()'s time as the created_at text the schema checks (UTC, seconds)."""
+    moment = clock()
+    if not isinstance(moment, datetime.datetime) or moment.utcoffset() is None:
+        raise BackendError('the store clock must return a timezone-aware datetime')
+    utc = moment.astimezone(datetime.timezone.utc)
+    return _TIMESTAMP_FORMAT % (
+        utc.year, utc.month, utc.day, utc.hour, utc.minute, utc.second)
+
+
+def _insert_memory(conn, new, now, allow_runtime_source):
+    prepared = prepare_memory(new, allow_runtime_source)
+    for entity_id in sorted({entity_id for entity_id, _ in prepared.links}):
+        if conn.execute(reads.ENTITY_SQL, {'entity_id': entity_id}).fetchone() is None:
+            raise NotFoundError('linked entity %s not found' % format_entity_id(entity_id))
+    cursor = conn.execute(
+        'INSERT INTO memories (kind, summary, predicate, value, value_key, source_kind,'
+        ' source_label, confidence, status, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
+        (prepared.kind, prepared.summary, prepared.predicate, prepared.value,
+         prepared.value_key, prepared.source_kind, prepared.source_label,
+         prepared.confidence, STATUS_ACTIVE, now))
+    memory_id = cursor.lastrowid
+    conn.executemany(
+        'INSERT INTO memory_links (memory_id, entity_id, role) VALUES (?, ?, ?)',
+        [(memory_id, entity_id, role) for entity_id, role in prepared.links])
+    conn.execute(
+        'INSERT INTO payloads (memory_id, storage, media_type, text_body, created_at)'
+        ' VALUES (?, ?, ?, ?, ?)',
+        (memory_id, STORAGE_INLINE, MEDIA_TYPE_TEXT, prepared.summary, now))
+    return reads.query_memory(conn, memory_id)
+
+
+def _forget_plan(conn, target, memory_ids, alias_count, apply):
+    links = payloads = 0
+    for memory_id in memory_ids:
+        params = {'memory_id': memory_id}
+        links += conn.execute(MEMORY_LINK_COUNT_SQL, params).fetchone()[0]
+        payloads += conn.execute(MEMORY_PAYLOAD_COUNT_SQL, params).fetchone()[0]
+    return ForgetPlan(target=target, memory_ids=tuple(memory_ids), alias_count=alias_count,
+                      link_count=links, payload_count=payloads, applied=apply)
+
+
+def _delete_memories(conn, memory_ids):
+    for memory_id in memory_ids:
+        for statement in DELETE_MEMORY_SQL:
+            conn.execute(statement, {'memory_id': memory_id})
+
+
+def add_entity(connection, clock, entity_type, canonical_name):
+    """Create an entity; its type is a token, its name a display form."""
+    entity_type = normalized(normalize_token, entity_type, 'entity_type')
+    name, key = name_forms(canonical_name, 'canonical name')
+    now = timestamp(clock)
+    with connection.atomic() as conn:
+        cursor = conn.execute(
+            'INSERT INTO entities (entity_type, canonical_name, name_key, created_at)'
+            ' VALUES (?, ?, ?, ?)', (entity_type, name, key, now))
+        return reads.query_entity(conn, cursor.lastrowid)
+
+
+def add_alias(connection, clock, entity_id, alias):
+    """Add an alias to an entity and return the entity with all aliases."""
+    entity_id = positive_id(entity_id, 'entity id')
+    alias, key = name_forms(alias, 'alias')
+    now = timestamp(clock)
+    with connection.atomic() as conn:
+        row = conn.execute(
+            'SELECT name_key FROM entities WHERE id = ?', (entity_id,)).fetchone()
+        if row is None:
+            raise NotFoundError('entity %s not found' % format_entity_id(entity_id))
+        duplicate = row[0] == key or conn.execute(
+            'SELECT 1 FROM aliases WHERE entity_id = ? AND alias_key = ?',
+            (entity_id, key)).fetchone() is not None
+        if duplicate:
+            raise DuplicateAliasError(
+                'alias %s already names %s' % (excerpt(alias), format_entity_id(entity_id)))
+        conn.execute(
+            'INSERT INTO aliases (entity_id, alias, alias_key, created_at)'
+            ' VALUES (?, ?, ?, ?)', (entity_id, alias, key, now))
+        return reads.query_entity(conn, entity_id)
+
+
+def add_memory(connection, clock, new):
+    """Write a manual memory with its links and one inline text/plain payload."""
+    now = timestamp(clock)
+    with connection.atomic(tracked=True) as conn:
+        memory = _insert_memory(conn, new, now, allow_runtime_source=False)
+        connection.touch(memory)
+        return memory
+
+
+def retire_memory(connection, clock, memory_id, reason):
+    """Mark an active memory retired, with the time and the operator's reason."""
+    memory_id = positive_id(memory_id, 'memory id')
+    reason = normalized(display_form, reason, 'reason')
+    if len(reason) > REASON_MAX_LENGTH:
+        raise InvalidInputError('reason is longer than %d characters' % REASON_MAX_LENGTH)
+    now = timestamp(clock)
+    with connection.atomic() as conn:
+        memory = reads.query_memory(conn, memory_id)
+        if memory.status != STATUS_ACTIVE:
+            raise InvalidInputError('%s is already %s' % (
+                format_memory_id(memory_id), memory.status))
+        conn.execute(RETIRE_SQL, {'now': now, 'reason': reason, 'memory_id': memory_id})
+        return reads.query_memory(conn, memory_id)
+
+
+def forget_memory(connection, memory_id, *, apply):
+    """Remove one memory with its links and payloads, then truncate the WAL."""
+    memory_id = positive_id(memory_id, 'memory id')
+    with connection.atomic() as conn:
+        if conn.execute(reads.MEMORY_IDS_BY_ID_SQL, {'memory_id': memory_id}).fetchone() is None:
+            raise NotFoundError('memory %s not found' % format_memory_id(memory_id))
+        plan = _forget_plan(conn, format_memory_id(memory_id), (memory_id,), 0, apply)
+        if apply:
+            _delete_memories(conn, plan.memory_ids)
+    if apply:
+        connection.truncate_wal()
+    return plan
+
+
+def forget_entity(connection, entity_id, *, apply):
+    """Remove an entity, its aliases and every memory linked to it, then truncate the WAL."""
+    entity_id = positive_id(entity_id, 'entity id')
+    params = {'entity_id': entity_id}
+    with connection.atomic() as conn:
+        if conn.execute(reads.ENTITY_SQL, params).fetchone() is None:
+            raise NotFoundError('entity %s not found' % format_entity_id(entity_id))
+        memory_ids = tuple(row[0] for row in conn.execute(ENTITY_MEMORY_IDS_SQL, params))
+        aliases = conn.execute(ENTITY_ALIAS_COUNT_SQL, params).fetchone()[0]
+        plan = _forget_plan(conn, format_entity_id(entity_id), memory_ids, aliases, apply)
+        if apply:
+            _delete_memories(conn, memory_ids)
+            for statement in DELETE_ENTITY_SQL:
+                conn.execute(statement, params)
+    if apply:
+        connection.truncate_wal()
+    return plan
+
+
+class WriteTransaction:
+    """
+    One admission write transaction.
+
+    Reads inside see the same snapshot the insert is made against; leaving
+    the block commits, and any exception rolls everything back.
+    """
+
+    def __init__(self, connection, clock):
+        self._connection = connection
+        self._clock = clock
+        self._atomic = None
+        self._conn = None
+
+    def __enter__(self):
+        if self._atomic is not None:
+            raise StoreError('a WriteTransaction can be entered only once')
+        self._atomic = self._connection.atomic(tracked=True)
+        self._conn = self._atomic.__enter__()
+        return self
+
+    def __exit__(self, *exc_info):
+        try:
+            return self._atomic.__exit__(*exc_info)
+        finally:
+            self._conn = None
+
+    def _require_active(self):
+        if self._conn is None:
+            raise StoreError('write transaction is not active')
+        return self._conn
+
+    def find_entities(self, name, *, limit=None):
+        """Return exact normalized matches in entity-id order (no aliases)."""
+        conn = self._require_active()
+        with backend_errors('find_entities'):
+            return reads.query_find_entities(conn, name, limit, with_aliases=False)
+
+    def slot_memories(self, subject_id, predicate):
+        """Return active fact/preference memories in the subject's predicate slot."""
+        conn = self._require_active()
+        with backend_errors('slot_memories'):
+            return reads.query_subject_predicate(
+                conn, reads.SLOT_MEMORY_IDS_SQL, subject_id, predicate)
+
+    def relationship_memories(self, subject_id, predicate):
+        """Return active relationship memories of the subject with this predicate."""
+        conn = self._require_active()
+        with backend_errors('relationship_memories'):
+            return reads.query_subject_predicate(
+                conn, reads.RELATIONSHIP_MEMORY_IDS_SQL, subject_id, predicate)
+
+    def turn_memory(self, source_label):
+        """Return the operator_statement memory written for this turn label, if any."""
+        conn = self._require_active()
+        params = {'source_label': stored_source_label(source_label)}
+        with backend_errors('turn_memory'):
+            memories = reads.query_memories(conn, reads.TURN_MEMORY_IDS_SQL, params)
+        return memories[0] if memories else None
+
+    def insert_memory(self, new, *, allow_runtime_source=False):
+        """Insert a memory, its links and its single inline text/plain payload."""
+        conn = self._require_active()
+        now = timestamp(self._clock)
+        with backend_errors('insert_memory'):
+            conn.execute('SAVEPOINT insert_memory')
+            try:
+                memory = _insert_memory(conn, new, now, allow_runtime_source)
+            except BaseException:
+                # A caught failure must not leave half a memory in the transaction.
+                conn.execute('ROLLBACK TO insert_memory')
+                conn.execute('RELEASE insert_memory')
+                raise
+            conn.execute('RELEASE insert_memory')
+        self._connection.touch(memory)
+        return memory
+
+    def insert_receipt(self, receipt):
+        """
+        Insert the Receipt of a memory this transaction wrote (its created_at is set here).
+
+        Admission calls it right after insert_memory, in the same
+        transaction: the memory and its receipt commit together or not at all.
+        """
+        conn = self._require_active()
+        row = dataclasses.astuple(dataclasses.replace(receipt, created_at=timestamp(self._clock)))
+        with backend_errors('insert_receipt'):
+            conn.execute(INSERT_RECEIPT_SQL, row)

@@ -1,0 +1,92 @@
+# SPDX-License-Identifier: Apache-2.0
+"""The process harness (simulation/processes.py) on real child processes, no ROS."""
+
+import signal
+import sys
+
+from mira_memory.simulation.processes import Process, ProcessError
+import pytest
+
+# The child says 'ready' once its signal dispositions are set, then waits.
+CHILD = """
+import signal, sys, time
+print('starting', flush=True)
+for name in sys.argv[1:]:
+    signal.signal(getattr(signal, name), signal.SIG_IGN)
+if 'SIGINT' not in sys.argv[1:]:
+    signal.signal(signal.SIGINT, lambda *_: sys.exit(0))
+print('ready', flush=True)
+while True:
+    time.sleep(60)
+"""
+
+
+def child(tmp_path, *ignored):
+    return Process([sys.executable, '-c', CHILD, *ignored], tmp_path / 'child.log',
+                   name='child')
+
+
+def test_output_goes_to_the_log_and_sigint_stops_a_process_that_handles_it(tmp_path):
+    process = child(tmp_path)
+    process.wait_ready('ready', timeout=60)
+    assert process.running()
+    assert process.stop() == 0
+    assert process.stopped_by == signal.SIGINT
+    assert process.output() == 'starting\nready\n'
+
+
+def test_a_process_that_ignores_sigint_is_stopped_by_sigterm(tmp_path):
+    process = child(tmp_path, 'SIGINT')
+    process.wait_ready('ready', timeout=60)
+    # It ignores SIGINT for ever, so the short timeout always runs out.
+    assert process.stop(timeout=0.2) == -signal.SIGTERM
+    assert process.stopped_by == signal.SIGTERM
+
+
+def test_a_process_that_ignores_sigint_and_sigterm_is_killed(tmp_path):
+    process = child(tmp_path, 'SIGINT', 'SIGTERM')
+    process.wait_ready('ready', timeout=60)
+    assert process.stop(timeout=0.2) == -signal.SIGKILL
+    assert process.stopped_by == signal.SIGKILL
+
+
+def test_stop_can_begin_with_another_signal(tmp_path):
+    process = child(tmp_path, 'SIGINT')
+    process.wait_ready('ready', timeout=60)
+    assert process.stop(first=signal.SIGTERM) == -signal.SIGTERM
+    assert process.stopped_by == signal.SIGTERM
+
+
+def test_stopping_a_process_that_exited_sends_nothing(tmp_path):
+    process = Process([sys.executable, '-c', 'raise SystemExit(3)'], tmp_path / 'exit.log')
+    assert process.wait(timeout=60) == 3
+    assert process.stop() == 3 and process.stopped_by is None
+
+
+def test_wait_ready_fails_with_the_exit_code_and_the_log(tmp_path):
+    process = Process([sys.executable, '-c', 'print("no database"); raise SystemExit(3)'],
+                      tmp_path / 'early.log', name='early')
+    with pytest.raises(ProcessError) as raised:
+        process.wait_ready('ready', timeout=60)
+    message = str(raised.value)
+    assert message.startswith("early: exited before 'ready' in its log (exit code 3)")
+    assert message.endswith('no database\n')
+
+
+def test_wait_ready_takes_a_condition_and_fails_when_it_stays_false(tmp_path):
+    process = child(tmp_path)
+    try:
+        process.wait_ready(lambda: 'ready' in process.output(), timeout=60, what='up')
+        with pytest.raises(ProcessError, match='child: not answering within 0.1 s'):
+            process.wait_ready(lambda: False, timeout=0.1, what='answering')
+    finally:
+        process.stop()
+
+
+def test_the_log_keeps_its_last_characters_in_a_failure_message(tmp_path):
+    process = Process([sys.executable, '-c', 'print("x" * 5000 + "END")'],
+                      tmp_path / 'long.log', name='long')
+    process.wait(timeout=60)
+    message = process.describe('failed')
+    assert '(last 4000 characters)' in message
+    assert message.endswith('---\n' + 'x' * 3996 + 'END\n')
