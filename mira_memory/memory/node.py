@@ -123,7 +123,7 @@ class MemoryServing:
             self.get_logger().info('persistent memory is disabled; no database is opened')
 
     def _close_memory(self):
-        """Stop a copy in flight, stop listening and reporting, close the store, give up the file."""
+        """Stop a copy in flight, stop listening and reporting, close the store and the file."""
         # A backup or export in flight ends early (its partial file is
         # removed) before the store closes and the file is given up.
         self._copies.stop()
@@ -234,7 +234,7 @@ class MemoryServing:
         return period
 
     def _turn_gate_settings(self):
-        """Return (TurnWindow, wait seconds) for the turn gate, or None when turns are not required."""
+        """Return (TurnWindow, wait seconds) of the turn gate; None when turns are not required."""
         if not self.get_parameter('require_observed_turns').value:
             self.get_logger().warning(
                 'require_observed_turns is false: remember trusts the utterance in each '
