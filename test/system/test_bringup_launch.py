@@ -152,10 +152,10 @@ def test_lifecycle_mode_runs_the_managed_node_and_autostarts_it():
                      if isinstance(node, ast.If) and autostart in ast.walk(node))
     assert "launch_flag('autostart'" in ast.unparse(condition)
     assert ast.unparse(condition).startswith('managed and')
-    defaults = {ast.literal_eval(call.args[0]): ast.literal_eval(_keyword(call, 'default_value'))
+    defaults = {ast.literal_eval(call.args[0]): ast.unparse(_keyword(call, 'default_value'))
                 for call in _calls(_tree(), 'DeclareLaunchArgument')}
     # Today's behaviour by default: the plain node, unless lifecycle:=true.
-    assert (defaults['lifecycle'], defaults['autostart']) == ('false', 'true')
+    assert (defaults['lifecycle'], defaults['autostart']) == ("'false'", "'true'")
     # Both executables are installed where launch_ros looks for them.
     cmake = (ROOT / 'CMakeLists.txt').read_text()
     assert 'scripts/memory_node\n' in cmake and 'scripts/memory_lifecycle_node\n' in cmake
