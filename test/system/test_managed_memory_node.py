@@ -12,10 +12,11 @@ import hashlib
 import signal
 import sqlite3
 
+from copy_in_flight import console_process, partial_file_locked, wait_for_backup_in_flight
 from lifecycle_cli import get_state, prepare, set_state
 from memory_services import MemoryServices, remember_request
 from mira_memory import srv
-from mira_memory.core import ownership
+from mira_memory.core import archive, ownership
 from mira_memory.core.admission import Proposal, TurnContext
 import pytest
 from rosutil import NodeProcess, unique_namespace
@@ -149,6 +150,29 @@ def test_deactivate_refuses_a_remember_and_writes_nothing(ros, managed, tmp_path
     admitted = services.remember(request)
     assert (admitted.status, admitted.outcome) == ('applied', 'created')
     assert rows(database) == 1
+
+
+def test_deactivate_stops_a_backup_in_flight_and_answers_its_caller(ros, managed, tmp_path):
+    database = tmp_path / 'memory.sqlite3'
+    node = managed(ros, {'enabled': True, 'database_path': str(database)})
+    assert set_state(ros, node.prefix, 'configure')
+    assert set_state(ros, node.prefix, 'activate')
+    MemoryServices(ros, node.prefix).entity('Ada Lovelace')
+    target = tmp_path / 'backup.sqlite3'
+    partial = archive.partial_path(target, node.process.pid)
+    with partial_file_locked(target, node.process.pid):
+        backup = console_process(node, 'backup', str(target))
+        wait_for_backup_in_flight(node, target, backup)
+        assert set_state(ros, node.prefix, 'deactivate')
+        _, err = backup.communicate(timeout=60)
+        assert not partial.exists()
+    assert (backup.returncode, err) == (
+        1, 'error: backend_failure: backup stopped before it was complete; nothing was '
+           'written\n')
+    assert not target.exists()
+    assert get_state(ros, node.prefix) == ('inactive', 2)
+    assert node.stop() == 0
+    assert 'Traceback' not in node.output()
 
 
 def test_a_second_owner_is_refused_at_configure(ros, managed, memory_node, tmp_path):
