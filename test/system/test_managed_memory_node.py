@@ -13,6 +13,7 @@ import signal
 import sqlite3
 
 from copy_in_flight import console_process, partial_file_locked, wait_for_backup_in_flight
+from diagnostics_util import diagnostics, values
 from lifecycle_cli import get_state, prepare, set_state
 from memory_services import MemoryServices, remember_request
 from mira_memory import srv
@@ -125,6 +126,22 @@ def test_the_transitions_open_serve_refuse_and_release(ros, managed, tmp_path):
     assert services.recall('Ada Lovelace').status == 'found'
     assert node.stop() == 0
     assert 'Traceback' not in node.output()
+
+
+def test_diagnostics_say_inactive_with_a_warning_and_active_without(ros, managed, tmp_path):
+    from diagnostic_msgs.msg import DiagnosticStatus
+    database = tmp_path / 'memory.sqlite3'
+    node = managed(ros, {'enabled': True, 'database_path': str(database)})
+    assert set_state(ros, node.prefix, 'configure')
+    inactive = diagnostics(ros, str(database), lambda status: True)
+    assert inactive.name == f'{node.prefix}: persistent memory'
+    assert (inactive.level, inactive.message) == (
+        DiagnosticStatus.WARN, 'inactive: every call is refused until the node is activated')
+    assert values(inactive)['lifecycle state'] == 'inactive'
+    assert set_state(ros, node.prefix, 'activate')
+    active = diagnostics(
+        ros, str(database), lambda status: values(status)['lifecycle state'] == 'active')
+    assert (active.level, active.message) == (DiagnosticStatus.OK, 'persistent memory is serving')
 
 
 def test_deactivate_refuses_a_remember_and_writes_nothing(ros, managed, tmp_path):
