@@ -192,6 +192,24 @@ def test_deactivate_stops_a_backup_in_flight_and_answers_its_caller(ros, managed
     assert 'Traceback' not in node.output()
 
 
+def test_disabled_memory_serves_status_and_refuses_recall_and_remember(ros, managed, tmp_path):
+    database = tmp_path / 'never' / 'memory.sqlite3'
+    node = managed(ros, {'enabled': False, 'database_path': str(database)})
+    services = MemoryServices(ros, node.prefix)
+    assert set_state(ros, node.prefix, 'configure')
+    assert set_state(ros, node.prefix, 'activate')
+    status = services.admin('status')
+    assert (status.success, status.enabled) == (True, False)
+    assert services.admin('entity_add', entity_type='person',
+                          canonical_name='Ada').error_code == 'disabled'
+    assert services.recall('Ada Lovelace').status == 'unavailable'
+    remembered = services.remember_unheard(remember_request(*ADA_TEA))
+    assert (remembered.status, remembered.reason) == ('rejected', 'backend_failure')
+    assert not database.parent.exists()
+    assert node.stop() == 0
+    assert 'Traceback' not in node.output()
+
+
 def test_a_second_owner_is_refused_at_configure(ros, managed, memory_node, tmp_path):
     database = tmp_path / 'memory.sqlite3'
     owner = memory_node({'enabled': True, 'database_path': str(database)}, ros=ros)
