@@ -67,6 +67,10 @@ class LifecycleMemoryNode(MemoryServing, LifecycleNode):
         except node_runner.StartupError as error:
             self.get_logger().error(f'configure failed: {error}')
             return TransitionCallbackReturn.FAILURE
+        except Exception as error:  # rclpy would swallow it without a word (errorprocessing)
+            self.get_logger().error(f'configure failed unexpectedly: {error!r}')
+            self._close_memory()
+            return TransitionCallbackReturn.FAILURE
         self._state = INACTIVE
         return TransitionCallbackReturn.SUCCESS
 
