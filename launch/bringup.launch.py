@@ -5,6 +5,7 @@ Robot bringup: the memory node, /mira/memory by default.
     ros2 launch mira_memory bringup.launch.py
     ros2 launch mira_memory bringup.launch.py database_path:=/var/lib/mira/memory.sqlite3
     ros2 launch mira_memory bringup.launch.py params_file:=/etc/mira/memory.yaml
+    ros2 launch mira_memory bringup.launch.py lifecycle:=true
 
 Parameters come from params_file (config/memory.yaml by default). A launch
 argument that sets a parameter (enabled, database_path, robot_profile,
@@ -13,6 +14,12 @@ defaults (enabled, $ROS_HOME/mira_memory/memory.sqlite3, robot profile Mira)
 fill in only what the file leaves unset (mira_memory.ros.launching). When
 the memory node exits with an error (a database it cannot open, one another
 node owns), the whole launch stops and `ros2 launch` exits 1.
+
+lifecycle:=true starts the managed memory_lifecycle_node instead and, with
+autostart (the default), configures and activates it through launch_ros's
+lifecycle events; a configure that fails then ends the launch with 1 too.
+autostart:=false leaves it unconfigured for a lifecycle manager
+(nav2_lifecycle_manager with bond_timeout 0.0) or `ros2 lifecycle set`.
 """
 
 import os
@@ -22,7 +29,7 @@ from ament_index_python.packages import get_package_share_directory
 from launch import LaunchDescription
 from launch.actions import DeclareLaunchArgument, OpaqueFunction
 from launch.substitutions import LaunchConfiguration
-from launch_ros.actions import Node
+from launch_ros.actions import LifecycleNode, Node
 from launch_ros.parameter_descriptions import ParameterValue
 from mira_memory.ros import launching
 
@@ -55,16 +62,21 @@ def _memory_node(context):
     enclave = LaunchConfiguration('enclave').perform(context)
     if enclave:
         ros_arguments += ['--enclave', enclave]
-    memory_node = Node(
+    managed = launching.launch_flag('lifecycle', LaunchConfiguration('lifecycle').perform(context))
+    memory_node = (LifecycleNode if managed else Node)(
         package='mira_memory',
-        executable='memory_node',
+        executable='memory_lifecycle_node' if managed else 'memory_node',
         name=NODE_NAME,
         namespace=namespace,
         parameters=parameters,
         ros_arguments=ros_arguments,
         output='screen',
     )
-    return [memory_node, launching.stop_launch_on_failure(memory_node)]
+    actions = [memory_node, launching.stop_launch_on_failure(memory_node)]
+    if managed and launching.launch_flag(
+            'autostart', LaunchConfiguration('autostart').perform(context)):
+        actions += launching.autostart(memory_node)
+    return actions
 
 
 def generate_launch_description():
@@ -105,5 +117,15 @@ def generate_launch_description():
             'enclave', default_value='',
             description='SROS2 enclave of the memory node, passed as --enclave (such as '
                         '/mira/memory; see config/security). Empty: none.'),
+        DeclareLaunchArgument(
+            'lifecycle', default_value='false',
+            description='true: run the managed memory_lifecycle_node (lifecycle_msgs '
+                        'transitions, as Nav2 servers; it offers no bond) instead of '
+                        'memory_node.'),
+        DeclareLaunchArgument(
+            'autostart', default_value='true',
+            description='With lifecycle:=true: configure and activate the node at launch '
+                        '(a failed configure ends the launch with 1). false: leave it '
+                        'unconfigured for a lifecycle manager or ros2 lifecycle set.'),
     ]
     return LaunchDescription([*arguments, OpaqueFunction(function=_memory_node)])

@@ -21,6 +21,7 @@ import sys
 # (executable, module, node class), in the order of the page.
 NODES = (
     ('memory_node', 'mira_memory.memory.node', 'MemoryNode'),
+    ('memory_lifecycle_node', 'mira_memory.memory.lifecycle_node', 'LifecycleMemoryNode'),
     ('cognition_node', 'mira_memory.cognition.node', 'CognitionNode'),
     ('operator_source', 'mira_memory.simulation.operator_source', 'OperatorSource'),
     ('perception_node', 'mira_memory.simulation.perception_node', 'PerceptionNode'),
@@ -88,10 +89,15 @@ def _value(default):
 def render(found):
     """Return the page for declared_parameters()' result."""
     lines = [HEADER]
+    tables = {}  # rows -> the first executable declaring exactly them
     for executable, rows in found:
         lines += [f'## `{executable}`', '']
         if not rows:
             lines += ['No parameters.', '']
+            continue
+        twin = tables.setdefault(tuple(rows), executable)
+        if twin != executable:
+            lines += [f'The same parameters as `{twin}`.', '']
             continue
         lines += ['| parameter | default | | description |', '| --- | --- | --- | --- |']
         for name, default, description, read_only in rows:

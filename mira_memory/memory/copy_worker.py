@@ -61,11 +61,21 @@ class CopyWorker:
         return job.outcome()
 
     def stop(self):
-        """Ask a running copy to end early and wait for its thread; after spinning stopped."""
+        """
+        Ask a running copy to end early and wait for its thread; on the executor thread.
+
+        After spinning stopped (a node's destroy) nobody waits for the
+        answer. A managed node also stops a copy while it still spins
+        (deactivate, cleanup, shutdown): completing the job's future here
+        lets the service coroutine answer its caller with the copy's
+        CopyStoppedError.
+        """
         job = self._job
         if job is not None:
             job.stop.set()
             job.thread.join()
+            if not job.done.done():
+                job.done.set_result(None)
 
     def _complete_on_executor(self):
         job = self._job

@@ -18,17 +18,19 @@ services always exist so `memory persistent` can say that it is disabled.
 Every callback answers through its response: no exception leaves one.
 
 The handlers themselves (request in, response out) are MemoryService's,
-callable without a ROS graph; this module declares the parameters, builds
-the service, the turn gate and the copy worker, and registers the services.
-A second node on the same database file exits 1 naming the owner. Health
-goes to /diagnostics once a second by default (diagnostics_period_sec;
-mira_memory/ros/diagnostics.py).
+callable without a ROS graph. MemoryServing, shared with the managed node
+(memory/lifecycle_node.py), declares the parameters, opens the memory in one
+place (parameters read, file claimed, store opened and its schema checked,
+turn gate, /diagnostics) and creates the services in one place; MemoryNode
+does both at construction. A second node on the same database file exits 1
+naming the owner. Health goes to /diagnostics once a second by default
+(diagnostics_period_sec; mira_memory/ros/diagnostics.py).
 """
 
 import sys
 import time
 
-from mira_memory.core import archive, config, store, turns
+from mira_memory.core import admission, archive, config, recall, store, turns
 from mira_memory.core.normalize import has_forbidden_characters
 from mira_memory.memory import responses
 from mira_memory.memory.copy_worker import CopyWorker
@@ -61,29 +63,86 @@ ADMIN_SERVICES = (
 )
 
 
-class MemoryNode(Node):
-    """Serves MemoryService's recall, remember and admin handlers over ROS."""
+class MemoryServing:
+    """
+    What both memory nodes share; mixed into an rclpy Node or LifecycleNode.
 
-    def __init__(self, **kwargs):
-        super().__init__('memory', **kwargs)
+    _init_serving() and _declare_parameters() run at construction;
+    _open_memory() and _close_memory() open and close the memory (the one
+    place that does); _create_services() creates every service (the one
+    place that does). Every callback first asks _refusal(): None while the
+    node serves, else the one-line reason it does not (a managed node that
+    is not active), and then answers without touching the store.
+    """
+
+    def _init_serving(self):
+        self.settings = None
         self.service = None
-        self.turn_gate = None  # set when remember exists and requires observed turns
-        self._copies = None  # the backup/export worker, once the services exist
-        self._declare_parameters()
-        self.settings = self._resolve_settings()
-        self.service = MemoryService(
-            self.settings, robot_profile=lambda: self.robot_profile, logger=self.get_logger(),
+        self.turn_gate = None  # set while remember requires observed turns
+        self._diagnostics = None
+        # remember and the turn gate's deadline timers (memory/turn_gate.py).
+        self._remember_group = ReentrantCallbackGroup()
+        # The backup/export/verify worker (memory/copy_worker.py).
+        self._copies = CopyWorker(self)
+
+    def _refusal(self):
+        """Return None while calls are served, else why they are not (one line)."""
+        return None
+
+    def _open_memory(self):
+        """
+        Read the parameters, claim the file, open the store and check its schema.
+
+        Then the observed-turn gate and /diagnostics. Raises StartupError
+        (one line) and leaves nothing open when a step fails.
+        """
+        settings = self._resolve_settings()
+        period = self._diagnostics_period()
+        gate_settings = self._turn_gate_settings() if settings.enabled else None
+        service = MemoryService(
+            settings, robot_profile=lambda: self.robot_profile, logger=self.get_logger(),
             copies_busy=lambda: self._copies.busy)
-        if self.settings.enabled:
+        self.settings, self.service = settings, service
+        try:
+            if gate_settings is not None:
+                window, wait = gate_settings
+                self.turn_gate = TurnGate(self, window, wait, self._remember_group)
+            self._diagnostics = diagnostics.DiagnosticsPublisher(
+                self, 'persistent memory',
+                str(settings.database_path) if settings.enabled else '',
+                self._diagnostic_report, period)
+        except BaseException:
+            self._close_memory()
+            raise
+        if settings.enabled:
+            self.get_logger().info(
+                f'persistent memory enabled: {settings.database_path} '
+                f'(schema version {service.store.schema_version}), '
+                f'robot profile {self.robot_profile!r}')
+        else:
+            self.get_logger().info('persistent memory is disabled; no database is opened')
+
+    def _close_memory(self):
+        """Stop a copy in flight, stop listening and reporting, close the store and the file."""
+        # A backup or export in flight ends early (its partial file is
+        # removed) before the store closes and the file is given up.
+        self._copies.stop()
+        if self.turn_gate is not None:
+            self.destroy_subscription(self.turn_gate.subscription)
+            self.turn_gate = None
+        if self._diagnostics is not None:
+            self._diagnostics.destroy()
+            self._diagnostics = None
+        if self.service is not None:
+            self.service.close()
+            self.service = None
+
+    def _create_services(self, recall_and_remember):
+        """Create the services; recall and remember only when recall_and_remember."""
+        if recall_and_remember:
             self.create_service(RecallMemory, '~/recall_memory', self._on_recall)
-            self._listen_for_operator_turns()
             self.create_service(Remember, '~/remember', self._on_remember,
                                 callback_group=self._remember_group)
-        self._diagnostics = diagnostics.DiagnosticsPublisher(
-            self, 'persistent memory',
-            str(self.settings.database_path) if self.settings.enabled else '',
-            self._diagnostic_report, self.diagnostics_period_sec)
-        self._copies = CopyWorker(self)
         for service_type, command, work in ((AdminBackup, 'backup', archive.backup),
                                             (AdminExport, 'export', archive.export)):
             self.create_service(
@@ -94,13 +153,6 @@ class MemoryNode(Node):
         for service_type, command in ADMIN_SERVICES:
             self.create_service(
                 service_type, f'~/admin/{command}', self._admin_callback(command))
-        if self.settings.enabled:
-            self.get_logger().info(
-                f'persistent memory enabled: {self.settings.database_path} '
-                f'(schema version {self.service.store.schema_version}), '
-                f'robot profile {self.robot_profile!r}')
-        else:
-            self.get_logger().info('persistent memory is disabled; no database is opened')
 
     # Parameters -----------------------------------------------------------
 
@@ -133,12 +185,6 @@ class MemoryNode(Node):
              'Period of the /diagnostics report (seconds, '
              f'{diagnostics.MIN_PERIOD_SEC} to {diagnostics.MAX_PERIOD_SEC}).'),
         ))
-        self.diagnostics_period_sec = self.get_parameter('diagnostics_period_sec').value
-        if not (diagnostics.MIN_PERIOD_SEC <= self.diagnostics_period_sec
-                <= diagnostics.MAX_PERIOD_SEC):
-            raise node_runner.StartupError(
-                f'diagnostics_period_sec must be between {diagnostics.MIN_PERIOD_SEC} and '
-                f'{diagnostics.MAX_PERIOD_SEC}')
         parameters.declare(
             self, 'robot_profile', '',
             'Name of the active robot profile: the entity that you/your/yours/yourself '
@@ -179,20 +225,31 @@ class MemoryNode(Node):
         except config.ConfigError as error:
             raise node_runner.StartupError(str(error)) from None
 
-    def close(self):
-        """Stop a copy in flight, close the store once, give up the file; after spinning."""
-        if self._copies is not None:
-            # A backup or export in flight ends early (its partial file is
-            # removed) before the store closes and the file is given up.
-            self._copies.stop()
-        if self.service is not None:
-            self.service.close()
+    def _diagnostics_period(self):
+        period = self.get_parameter('diagnostics_period_sec').value
+        if not diagnostics.MIN_PERIOD_SEC <= period <= diagnostics.MAX_PERIOD_SEC:
+            raise node_runner.StartupError(
+                f'diagnostics_period_sec must be between {diagnostics.MIN_PERIOD_SEC} and '
+                f'{diagnostics.MAX_PERIOD_SEC}')
+        return period
 
-    def destroy_node(self):
-        """Close the store (once), then destroy the node."""
-        # node_runner calls this after spinning stopped, so no request is in flight.
-        self.close()
-        super().destroy_node()
+    def _turn_gate_settings(self):
+        """Return (TurnWindow, wait seconds) of the turn gate; None when turns are not required."""
+        if not self.get_parameter('require_observed_turns').value:
+            self.get_logger().warning(
+                'require_observed_turns is false: remember trusts the utterance in each '
+                'request instead of operator turns heard on operator/utterance')
+            return None
+        wait = self.get_parameter('observed_turn_wait_sec').value
+        if not 0.0 <= wait <= 60.0:
+            raise node_runner.StartupError('observed_turn_wait_sec must be between 0 and 60')
+        try:
+            window = turns.TurnWindow(
+                self.get_parameter('observed_turns_max').value,
+                self.get_parameter('observed_turn_max_age_sec').value)
+        except ValueError as error:
+            raise node_runner.StartupError(f'invalid parameter: {error}') from None
+        return window, wait
 
     # Diagnostics ---------------------------------------------------------------
 
@@ -207,43 +264,37 @@ class MemoryNode(Node):
             return (('observed turns', 'not required'),)
         return self.turn_gate.diagnostic_values()
 
-    # Observed operator turns -------------------------------------------------
-
-    def _listen_for_operator_turns(self):
-        self._remember_group = ReentrantCallbackGroup()
-        self.turn_gate = None
-        if not self.get_parameter('require_observed_turns').value:
-            self.get_logger().warning(
-                'require_observed_turns is false: remember trusts the utterance in each '
-                'request instead of operator turns heard on operator/utterance')
-            return
-        wait = self.get_parameter('observed_turn_wait_sec').value
-        if not 0.0 <= wait <= 60.0:
-            raise node_runner.StartupError('observed_turn_wait_sec must be between 0 and 60')
-        try:
-            window = turns.TurnWindow(
-                self.get_parameter('observed_turns_max').value,
-                self.get_parameter('observed_turn_max_age_sec').value)
-        except ValueError as error:
-            raise node_runner.StartupError(f'invalid parameter: {error}') from None
-        self.turn_gate = TurnGate(self, window, wait, self._remember_group)
-
     # Recall and remember -----------------------------------------------------
 
+    def _store_refused(self):
+        """Return True when recall and remember cannot reach a store (see _refusal)."""
+        return self._refusal() is not None or self.service is None or not self.service.enabled
+
     def _on_recall(self, request, response):
+        if self._store_refused():
+            return responses.fill_recall(response, recall.unavailable(), request.include_entities)
         return self.service.recall(request, response)
 
     async def _on_remember(self, request, response):
         started = time.perf_counter()
+        if self._store_refused():
+            return responses.fill_remember(response, admission.backend_failure())
         heard = turns.HEARD  # require_observed_turns is false
-        if self.turn_gate is not None:
-            heard = await self.turn_gate.heard(request)
+        gate = self.turn_gate
+        if gate is not None:
+            heard = await gate.heard(request)
+            if self._store_refused():
+                # The managed node was deactivated while this call waited: nothing is written.
+                return responses.fill_remember(response, admission.backend_failure())
         return self.service.answer_remember(request, response, heard, started)
 
     # Admin -----------------------------------------------------------------
 
     def _admin_callback(self, command):
         def callback(request, response):
+            refusal = self._refusal()
+            if refusal is not None:
+                return responses.fill_admin_unavailable(response, refusal)
             return self.service.admin(command, request, response)
         return callback
 
@@ -256,6 +307,9 @@ class MemoryNode(Node):
         with the thread. A second copy while one runs is answered busy.
         """
         async def callback(request, response):
+            refusal = self._refusal()
+            if refusal is not None:
+                return responses.fill_admin_unavailable(response, refusal)
             service = self.service
             if not service.enabled:
                 return responses.fill_admin_disabled(response)
@@ -276,6 +330,9 @@ class MemoryNode(Node):
 
     async def _on_verify(self, request, response):
         """Serve verify on the copy worker (one job at a time); see _copy_callback."""
+        refusal = self._refusal()
+        if refusal is not None:
+            return responses.fill_admin_unavailable(response, refusal)
         service = self.service
         if not service.enabled:
             return responses.fill_admin_disabled(response)
@@ -292,6 +349,23 @@ class MemoryNode(Node):
             f'verify of {self.settings.database_path} in {time.perf_counter() - started:.1f} s: '
             f'{summary.line()}')
         return finish(summary, response)
+
+
+class MemoryNode(MemoryServing, Node):
+    """Serves MemoryService's recall, remember and admin handlers over ROS from its start."""
+
+    def __init__(self, **kwargs):
+        super().__init__('memory', **kwargs)
+        self._init_serving()
+        self._declare_parameters()
+        self._open_memory()
+        self._create_services(recall_and_remember=self.settings.enabled)
+
+    def destroy_node(self):
+        """Close the store (once), then destroy the node."""
+        # node_runner calls this after spinning stopped, so no request is in flight.
+        self._close_memory()
+        super().destroy_node()
 
 
 def main(args=None):

@@ -167,6 +167,7 @@ ERROR_NOT_FOUND = AdminStatus.Response.ERROR_NOT_FOUND
 ERROR_DUPLICATE_ALIAS = AdminStatus.Response.ERROR_DUPLICATE_ALIAS
 ERROR_DISABLED = AdminStatus.Response.ERROR_DISABLED
 ERROR_BACKEND_FAILURE = AdminStatus.Response.ERROR_BACKEND_FAILURE
+ERROR_UNAVAILABLE = AdminStatus.Response.ERROR_UNAVAILABLE
 # Declared in the responses of retire, forget, backup and export.
 ERROR_BUSY = AdminRetire.Response.ERROR_BUSY
 ERROR_EXISTS = AdminRetire.Response.ERROR_EXISTS
@@ -239,4 +240,12 @@ def fill_admin_disabled(response):
     response.success = False
     response.error_code = ERROR_DISABLED
     response.message = 'persistent memory is disabled'
+    return response
+
+
+def fill_admin_unavailable(response, reason):
+    """Answer an admin command while the managed memory node is not active."""
+    response.success = False
+    response.error_code = ERROR_UNAVAILABLE
+    response.message = reason
     return response

@@ -2,11 +2,13 @@
 """
 What the launch files share: failure handling, paths, the memory node's parameters.
 
-A failed memory node ends the launch; database paths must be absolute; the
+A failed memory node ends the launch; a managed memory node is brought up
+through launch_ros's lifecycle events; database paths must be absolute; the
 memory node's parameters come from a params file and launch arguments.
 
-Only stop_launch_on_failure() imports launch, so the rest is tested in the
-standalone environment, where launch is not installed (it is not on PyPI).
+Only stop_launch_on_failure() and autostart() import launch, so the rest is
+tested in the standalone environment, where launch is not installed (it is
+not on PyPI).
 """
 
 import os
@@ -39,6 +41,56 @@ def stop_launch_on_failure(node_action):
     from launch.event_handlers import OnProcessExit
     return RegisterEventHandler(OnProcessExit(
         target_action=node_action, on_exit=shut_down_on_failure))
+
+
+def configure_failed(context):
+    """
+    End the launch with 1: autostart's configure failed (an OpaqueFunction's function).
+
+    The managed node stays up, unconfigured, and has said why on one ERROR
+    line; a plain memory node that cannot open its database exits 1 and
+    ends the launch, and the lifecycle mode ends it the same way.
+    """
+    raise NodeFailed('the memory node could not be configured (its error is logged above); '
+                     'shutting the whole launch down')
+
+
+def autostart(lifecycle_node):
+    """
+    Return the actions that configure, then activate, a launch_ros LifecycleNode.
+
+    launch_ros's events, as its lifecycle examples use them: a ChangeState
+    event requests configure as soon as the node runs; the OnStateTransition
+    configuring -> inactive requests activate. Both handlers act once, so an
+    operator's later cleanup and configure (ros2 lifecycle set) is left
+    alone: a configure that fails during autostart ends the launch with 1
+    (configure_failed), one that fails later does not.
+    """
+    from launch.actions import EmitEvent, OpaqueFunction, RegisterEventHandler
+    from launch.actions import UnregisterEventHandler
+    from launch.events import matches_action
+    from launch_ros.event_handlers import OnStateTransition
+    from launch_ros.events.lifecycle import ChangeState
+    from lifecycle_msgs.msg import Transition
+
+    def change_state(transition_id):
+        return EmitEvent(event=ChangeState(
+            lifecycle_node_matcher=matches_action(lifecycle_node), transition_id=transition_id))
+
+    on_failure = RegisterEventHandler(OnStateTransition(
+        target_lifecycle_node=lifecycle_node, start_state='configuring',
+        goal_state='unconfigured', entities=[OpaqueFunction(function=configure_failed)]))
+    on_configured = RegisterEventHandler(OnStateTransition(
+        target_lifecycle_node=lifecycle_node, start_state='configuring', goal_state='inactive',
+        entities=[UnregisterEventHandler(on_failure.event_handler),
+                  change_state(Transition.TRANSITION_ACTIVATE)],
+        handle_once=True))
+    return [on_failure, on_configured, change_state(Transition.TRANSITION_CONFIGURE)]
+
+
+def launch_flag(name, text):
+    """Return the launch argument name's true/false value as a bool; refuse anything else."""
+    return _typed(name, text, bool)
 
 
 def absolute_database_path(configured):

@@ -92,7 +92,7 @@ class TestBringup(unittest.TestCase):
         self.assertTrue(added.success, added.message)
 
         recalled = self.call(RecallMemory, f'{PREFIX}/recall_memory',
-                             RecallMemory.Request(query='ada lovelace'))
+                             RecallMemory.Request(query='ada lovelace', include_entities=True))
         self.assertEqual(recalled.status, RecallMemory.Response.STATUS_FOUND)
         self.assertEqual(recalled.reason, RecallMemory.Response.REASON_EXACT_MATCH)
         self.assertEqual([entity.id for entity in recalled.entities], [added.entity.id])

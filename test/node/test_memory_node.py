@@ -320,7 +320,7 @@ def test_error_codes_are_the_declared_constants():
         declared = {value for name, value in vars(service_type.Response).items()
                     if name.startswith('ERROR_')}
         assert declared == {'invalid_argument', 'not_found', 'duplicate_alias', 'disabled',
-                            'backend_failure'}
+                            'backend_failure', 'unavailable'}
 
 
 # Disabled ---------------------------------------------------------------------------

@@ -22,6 +22,7 @@ FLOAT = 'must be a floating-point number (such as 5.0, not 5)'
 
 NODE_CLASSES = {
     'memory_node': ('mira_memory.memory.node', 'MemoryNode'),
+    'memory_lifecycle_node': ('mira_memory.memory.lifecycle_node', 'LifecycleMemoryNode'),
     'cognition_node': ('mira_memory.cognition.node', 'CognitionNode'),
     'operator_source': ('mira_memory.simulation.operator_source', 'OperatorSource'),
     'perception_node': ('mira_memory.simulation.perception_node', 'PerceptionNode'),
@@ -43,6 +44,8 @@ CASES = [
     ('memory_node', 'observed_turns_max:=5.0', 'parameter observed_turns_max must be an integer'),
     ('memory_node', 'enabled:=1', 'parameter enabled must be true or false'),
     ('memory_node', 'robot_profile:=1', 'parameter robot_profile must be a string'),
+    ('memory_lifecycle_node', 'observed_turns_max:=5.0',
+     'parameter observed_turns_max must be an integer'),
 ]
 
 

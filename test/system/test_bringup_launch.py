@@ -16,7 +16,7 @@ import pytest
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 BRINGUP = ROOT / 'launch' / 'bringup.launch.py'
 ARGUMENTS = {'namespace', 'robot_profile', 'database_path', 'enabled', 'log_level',
-             'params_file', 'use_sim_time', 'enclave'}
+             'params_file', 'use_sim_time', 'enclave', 'lifecycle', 'autostart'}
 MEMORY_YAML = ROOT / 'config' / 'memory.yaml'
 
 
@@ -125,13 +125,59 @@ def test_example_toml_resolves_against_its_directory():
 # The launch files' shared helpers (mira_memory.ros.launching) ------------------------
 
 
+def _memory_node_function():
+    return next(node for node in _tree().body if isinstance(node, ast.FunctionDef)
+                and node.name == '_memory_node')
+
+
 def test_bringup_stops_the_whole_launch_when_the_memory_node_fails():
-    function = next(node for node in _tree().body if isinstance(node, ast.FunctionDef)
-                    and node.name == '_memory_node')
+    function = _memory_node_function()
     returned = [node for node in ast.walk(function) if isinstance(node, ast.Return)]
-    assert len(returned) == 1
-    handler = next(_calls(returned[0], 'stop_launch_on_failure'))
+    assert [ast.unparse(node.value) for node in returned] == ['actions']
+    assignment = next(node for node in function.body if isinstance(node, ast.Assign)
+                      and ast.unparse(node.targets[0]) == 'actions')
+    handler = next(_calls(assignment, 'stop_launch_on_failure'))
     assert [ast.unparse(argument) for argument in handler.args] == ['memory_node']
+
+
+def test_lifecycle_mode_runs_the_managed_node_and_autostarts_it():
+    """lifecycle:=true: LifecycleNode, memory_lifecycle_node, launching.autostart when asked."""
+    function = _memory_node_function()
+    source = ast.unparse(function)
+    assert '(LifecycleNode if managed else Node)(' in source
+    assert "executable='memory_lifecycle_node' if managed else 'memory_node'" in source
+    autostart = next(_calls(function, 'autostart'))
+    assert [ast.unparse(argument) for argument in autostart.args] == ['memory_node']
+    condition = next(node.test for node in ast.walk(function)
+                     if isinstance(node, ast.If) and autostart in ast.walk(node))
+    assert "launch_flag('autostart'" in ast.unparse(condition)
+    assert ast.unparse(condition).startswith('managed and')
+    defaults = {ast.literal_eval(call.args[0]): ast.unparse(_keyword(call, 'default_value'))
+                for call in _calls(_tree(), 'DeclareLaunchArgument')}
+    # Today's behaviour by default: the plain node, unless lifecycle:=true.
+    assert (defaults['lifecycle'], defaults['autostart']) == ("'false'", "'true'")
+    # Both executables are installed where launch_ros looks for them.
+    cmake = (ROOT / 'CMakeLists.txt').read_text()
+    assert 'scripts/memory_node\n' in cmake and 'scripts/memory_lifecycle_node\n' in cmake
+
+
+@pytest.mark.parametrize('text, value', [('true', True), ('False', False), (' TRUE ', True)])
+def test_launch_flags_read_true_or_false(text, value):
+    from mira_memory.ros import launching
+    assert launching.launch_flag('lifecycle', text) is value
+
+
+def test_a_launch_flag_that_is_not_a_boolean_is_refused_with_its_name():
+    from mira_memory.ros import launching
+    with pytest.raises(ValueError, match='launch argument lifecycle must be true or false'):
+        launching.launch_flag('lifecycle', 'yes')
+
+
+def test_a_failed_autostart_configure_ends_the_launch_with_a_clear_error():
+    from mira_memory.ros import launching
+    with pytest.raises(launching.NodeFailed, match='could not be configured .* shutting the '
+                                                   'whole launch down'):
+        launching.configure_failed(context=None)
 
 
 def test_simulation_stops_the_whole_launch_when_the_memory_node_fails():

@@ -20,7 +20,8 @@ LAUNCH_TEST_DIR = pathlib.Path(__file__).resolve().parents[1] / 'launch'
 LAUNCH_TEST_TIMEOUT = 300
 
 
-@pytest.mark.parametrize('name', ['bringup_launch_test.py', 'simulation_launch_test.py'])
+@pytest.mark.parametrize('name', ['bringup_launch_test.py', 'bringup_lifecycle_launch_test.py',
+                                  'simulation_launch_test.py'])
 def test_launch_test_passes(name, tmp_path):
     pytest.importorskip(
         'launch_testing',

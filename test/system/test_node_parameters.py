@@ -30,6 +30,7 @@ CASES = [
     ('operator_source', 'exit_when_done:=1', 'parameter exit_when_done must be true or false'),
     ('operator_chat', 'start_timeout_sec:=1', f'parameter start_timeout_sec {FLOAT}'),
     ('memory_node', 'observed_turn_wait_sec:=1', f'parameter observed_turn_wait_sec {FLOAT}'),
+    ('memory_lifecycle_node', 'enabled:=1', 'parameter enabled must be true or false'),
 ]
 
 

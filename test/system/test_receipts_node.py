@@ -1,21 +1,19 @@
 # SPDX-License-Identifier: Apache-2.0
 """Receipts and memory verify through the real memory node, console and offline tools."""
 
-import contextlib
 import json
 import os
-import pathlib
 import re
 import sqlite3
 import subprocess
-import time
 
+from copy_in_flight import console_process, partial_file_locked
+from copy_in_flight import wait_for_backup_in_flight
 from diagnostics_util import diagnostics, values
 from memory_services import database_fingerprint, MemoryServices, remember_request
 from mira_memory import srv
-from mira_memory.core import archive, grounding
+from mira_memory.core import grounding
 from mira_memory.core.admission import Proposal, TurnContext
-from mira_memory.simulation import processes
 import pytest
 from raw_scan import raw_hits
 from rosutil import executable
@@ -166,33 +164,6 @@ def test_show_and_verify_online_then_after_a_rules_change(ros, memory_node, tmp_
         'memory.sqlite3']
 
 
-@contextlib.contextmanager
-def partial_file_locked(target, pid):
-    """Hold a write lock on the backup's partial file so the backup stays in flight."""
-    holder = sqlite3.connect(str(archive.partial_path(target, pid)), isolation_level=None)
-    try:
-        holder.execute('CREATE TABLE held (x)')
-        holder.execute('BEGIN EXCLUSIVE')
-        yield
-    finally:
-        holder.close()
-
-
-def wait_for_backup_in_flight(node, target, backup):
-    """Return once the node's backup thread has opened its partial file (its snapshot taken)."""
-    partial = str(archive.partial_path(target, node.process.pid))
-    fds = pathlib.Path(f'/proc/{node.process.pid}/fd')
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        assert backup.running(), backup.describe('exited before the backup started')
-        for fd in fds.iterdir():
-            with contextlib.suppress(OSError):
-                if os.readlink(fd) == partial:
-                    return
-        time.sleep(0.05)
-    raise AssertionError('the backup never started')
-
-
 def test_verify_is_busy_while_a_backup_runs_and_offline_verify_while_the_node_runs(
         ros, memory_node, tmp_path):
     database = tmp_path / 'memory.sqlite3'
@@ -200,9 +171,7 @@ def test_verify_is_busy_while_a_backup_runs_and_offline_verify_while_the_node_ru
     seed(node)
     target = tmp_path / 'backup.sqlite3'
     with partial_file_locked(target, node.process.pid):
-        backup = processes.Process(
-            [executable('memory_console'), '--memory-node', node.prefix, '--timeout', '60',
-             'memory', 'backup', str(target)], tmp_path / 'backup.log', name='memory_console')
+        backup = console_process(node, tmp_path, 'backup', str(target))
         wait_for_backup_in_flight(node, target, backup)
         answer = ros.call(srv.AdminVerify, f'{node.prefix}/admin/verify',
                           srv.AdminVerify.Request())
