@@ -281,4 +281,4 @@ def test_copy_services_declare_busy_and_exists():
         declared = {value for name, value in vars(service_type.Response).items()
                     if name.startswith('ERROR_')}
         assert declared == {'invalid_argument', 'not_found', 'duplicate_alias', 'disabled',
-                            'backend_failure', 'busy', 'exists'}
+                            'backend_failure', 'unavailable', 'busy', 'exists'}
