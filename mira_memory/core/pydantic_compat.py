@@ -44,7 +44,7 @@ class Model(BaseModel):
 PHRASES = {
     'value_error.missing': 'is required',
     'type_error.str': 'must be a string',
-    'value_error.strict_bool': 'must be true or false',
+    'value_error.strictbool': 'must be true or false',
     'type_error.integer': 'must be an integer',
     'type_error.list': 'must be a list',
     'type_error.dict': 'must be a table',
@@ -63,14 +63,15 @@ def path(location):
     return text
 
 
-def one_line(error, phrases=None, unknown='unknown key(s)'):
+def one_line(error, phrases=None, place=path, unknown='unknown key(s)'):
     """
-    Return a ValidationError as one line: "<field path> <phrase>".
+    Return a ValidationError's first error as one line: "<field> <phrase>".
 
-    Unknown keys are reported together, under the table that holds them
-    ("seed: unknown key(s): a, b"); they come after every other error, as the
-    keys are checked first. phrases overrides PHRASES per boundary (a JSON
-    record says "object" where TOML says "table").
+    pydantic lists a table's field errors in field order, then its unknown
+    keys; the unknown keys of one table are reported together, under that
+    table ("seed: unknown key(s): a, b"). phrases overrides PHRASES for one
+    boundary (a JSON record says "object" where TOML says "table"); place
+    names a field location (path by default).
     """
     table = dict(PHRASES, **(phrases or {}))
     errors = error.errors()
@@ -79,7 +80,7 @@ def one_line(error, phrases=None, unknown='unknown key(s)'):
         parent = first['loc'][:-1]
         names = sorted(str(e['loc'][-1]) for e in errors
                        if e['type'] == 'value_error.extra' and e['loc'][:-1] == parent)
-        where = path(parent)
+        where = place(parent) if parent else ''
         return '%s%s: %s' % (where + ': ' if where else '', unknown, ', '.join(names))
     phrase = table.get(first['type'], first['msg'])
-    return '%s %s' % (path(first['loc']), phrase)
+    return '%s %s' % (place(first['loc']), phrase)
