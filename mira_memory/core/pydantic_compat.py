@@ -56,6 +56,8 @@ def path(location):
     """Return a field location as text: ('episodes', 0, 'name') -> 'episodes[0].name'."""
     text = ''
     for part in location:
+        if part == '__root__':  # a check of the whole table: the table is the place
+            continue
         if isinstance(part, int):
             text += '[%d]' % part
         else:
@@ -83,4 +85,5 @@ def one_line(error, phrases=None, place=path, unknown='unknown key(s)'):
         where = place(parent) if parent else ''
         return '%s%s: %s' % (where + ': ' if where else '', unknown, ', '.join(names))
     phrase = table.get(first['type'], first['msg'])
-    return '%s %s' % (place(first['loc']), phrase)
+    where = place(first['loc'])
+    return '%s %s' % (where, phrase) if where else phrase
