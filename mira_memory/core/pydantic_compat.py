@@ -9,7 +9,7 @@ the 1.x API as `pydantic.v1`. Every model here is written against that v1 API,
 so one code path runs on both (the CI runs the boundary tests under 1.10 too).
 
 Models are strict: no coercion (a 5 is not the string "5", a "true" is not
-a bool), no unknown keys, and immutable. Their errors go through one_line,
+a bool), no unknown keys unless a model says so, and immutable. Their errors go through one_line,
 which names the field by its path (episodes[0].turns[1].text) and never
 repeats the input value: a refusal may reach a log or the model, and the
 input may be personal.
@@ -65,15 +65,15 @@ def path(location):
     return text
 
 
-def one_line(error, phrases=None, place=path, unknown='unknown key(s)'):
+def one_line(error, phrases=None, place=path):
     """
     Return a ValidationError's first error as one line: "<field> <phrase>".
 
     pydantic lists a table's field errors in field order, then its unknown
     keys; the unknown keys of one table are reported together, under that
     table ("seed: unknown key(s): a, b"). phrases overrides PHRASES for one
-    boundary (a JSON record says "object" where TOML says "table"); place
-    names a field location (path by default).
+    boundary (an export record's string is "text"); place names a field
+    location (path by default).
     """
     table = dict(PHRASES, **(phrases or {}))
     errors = error.errors()
@@ -83,7 +83,7 @@ def one_line(error, phrases=None, place=path, unknown='unknown key(s)'):
         names = sorted(str(e['loc'][-1]) for e in errors
                        if e['type'] == 'value_error.extra' and e['loc'][:-1] == parent)
         where = place(parent) if parent else ''
-        return '%s%s: %s' % (where + ': ' if where else '', unknown, ', '.join(names))
+        return '%sunknown key(s): %s' % (where + ': ' if where else '', ', '.join(names))
     phrase = table.get(first['type'], first['msg'])
     where = place(first['loc'])
     return '%s %s' % (where, phrase) if where else phrase
