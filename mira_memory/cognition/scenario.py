@@ -13,7 +13,9 @@ scenario can also script malformed calls. Nothing here judges a call: the
 cognition library and the memory node do.
 
 Loading is strict: an unknown key, a missing key or a wrong type is an error
-that names its place in the file, so a typo cannot silently drop a turn.
+that names its place in the file, so a typo cannot silently drop a turn. The
+file's shape is a set of pydantic models (core/pydantic_compat.py); the
+runtime objects are the frozen dataclasses below, built from them.
 
 Episode ids are not in the file. An episode has a name ("e1"), local to the
 file; the operator source publishes it as episode id "<run id>-<name>" with a
@@ -30,8 +32,10 @@ import math
 import re
 import secrets
 import tomllib
-from typing import Optional
+from typing import List, Optional
 
+from mira_memory.core.pydantic_compat import Field, Model, one_line, StrictStr
+from mira_memory.core.pydantic_compat import ValidationError, validator
 from mira_memory.wire import ID_PATTERN
 
 # The id rule of the topics (wire.py): ids end up in provenance labels.
@@ -204,20 +208,24 @@ def load(path):
 
 def parse(data):
     """Validate the parsed TOML document (a dict) and return the Scenario."""
-    top = _Table(data, '')
-    description = top.string('description', default='')
-    seed_table = _Table(top.table('seed', default={}), 'seed')
-    seed = tuple(_seed_entity(table) for table in seed_table.tables('entities'))
-    episodes = tuple(_episode(table) for table in top.tables('episodes'))
-    perception = _Table(top.table('perception', default={}), 'perception')
-    rate = perception.number('rate_hz', default=2.0)
-    if not math.isfinite(rate) or rate <= 0:
-        raise ScenarioError('perception.rate_hz must be a positive number')
-    observations = tuple(_observation(table) for table in perception.tables('observations'))
-    attention = _Table(top.table('attention', default={}), 'attention')
-    triggers = tuple(_trigger(table) for table in attention.tables('triggers'))
-    for table in (top, seed_table, perception, attention):
-        table.finish()
+    try:
+        document = _File.parse_obj(data)
+    except ValidationError as error:
+        raise ScenarioError(one_line(error)) from None
+    seed = tuple(SeedEntity(entity.type, entity.name, tuple(entity.aliases))
+                 for entity in document.seed.entities)
+    episodes = tuple(
+        Episode(episode.name, tuple(Turn(turn.id, turn.text, _calls(turn.calls))
+                                    for turn in episode.turns))
+        for episode in document.episodes)
+    observations = tuple(
+        Observation(observation.id, observation.source, observation.label,
+                    observation.entity_name, observation.text,
+                    tuple(observation.after_turn.split('/')) if observation.after_turn else None)
+        for observation in document.perception.observations)
+    triggers = tuple(Trigger(trigger.id, trigger.label, trigger.entity_name,
+                             _calls(trigger.calls))
+                     for trigger in document.attention.triggers)
 
     _unique((episode.name for episode in episodes), 'episode name')
     for episode in episodes:
@@ -230,79 +238,12 @@ def parse(data):
         if observation.after_turn is not None and observation.after_turn not in turns:
             raise ScenarioError(
                 f'observation {observation.id}: after_turn names no turn of this scenario')
-    return Scenario(description, seed, episodes, float(rate), observations, triggers)
+    return Scenario(document.description, seed, episodes,
+                    float(document.perception.rate_hz), observations, triggers)
 
 
-def _seed_entity(table):
-    entity = SeedEntity(
-        entity_type=table.token('type'),
-        name=table.text('name'),
-        aliases=tuple(table.text_list('aliases', default=[])))
-    table.finish()
-    return entity
-
-
-def _episode(table):
-    if 'id' in table.data:
-        raise ScenarioError(
-            f'{table.place}.id: episode ids are generated for every run; give the episode '
-            'a name instead (name = "e1")')
-    name = table.string('name')
-    if not _EPISODE_NAME.fullmatch(name):
-        raise ScenarioError(
-            f'{table.place}.name must be 1-{EPISODE_NAME_MAX_LENGTH} letters, digits, "_", '
-            '"." or "-" starting with a letter or digit')
-    episode = Episode(
-        name=name,
-        turns=tuple(_turn(turn) for turn in table.tables('turns')))
-    table.finish()
-    if not episode.turns:
-        raise ScenarioError(f'{table.place}: an episode needs at least one turn')
-    return episode
-
-
-def _turn(table):
-    turn = Turn(
-        id=table.identifier('id'),
-        text=table.text('text'),
-        calls=tuple(_call(call) for call in table.tables('calls')))
-    table.finish()
-    return turn
-
-
-def _call(table):
-    call = ToolCall(tool=table.text('tool'), arguments=table.string('arguments'))
-    table.finish()
-    return call
-
-
-def _observation(table):
-    after = table.string('after_turn', default='')
-    after_turn = None
-    if after:
-        name, _, turn_id = after.partition('/')
-        if not (_EPISODE_NAME.fullmatch(name) and _ID.fullmatch(turn_id)):
-            raise ScenarioError(f'{table.place}.after_turn must be "<episode name>/<turn id>"')
-        after_turn = (name, turn_id)
-    observation = Observation(
-        id=table.identifier('id'),
-        source=table.text('source'),
-        label=table.text('label'),
-        entity_name=table.string('entity_name', default=''),
-        text=table.text('text'),
-        after_turn=after_turn)
-    table.finish()
-    return observation
-
-
-def _trigger(table):
-    trigger = Trigger(
-        id=table.identifier('id'),
-        label=table.text('label'),
-        entity_name=table.string('entity_name', default=''),
-        calls=tuple(_call(call) for call in table.tables('calls')))
-    table.finish()
-    return trigger
+def _calls(calls):
+    return tuple(ToolCall(call.tool, call.arguments) for call in calls)
 
 
 def _unique(values, what):
@@ -313,86 +254,163 @@ def _unique(values, what):
         seen.add(value)
 
 
-_MISSING = object()
+# The file's shape, as pydantic models (v1 API, core/pydantic_compat.py).
+# Strict: an unknown key, a missing key or a wrong type is an error that
+# names its place (episodes[0].turns[1].text), so a typo cannot silently
+# drop a turn. The runtime objects above are built from them.
+
+_ID_RULE = 'must be 1-64 letters, digits, "_", "." or "-" starting with a letter or digit'
 
 
-class _Table:
-    """A TOML table being validated; remembers which keys were read."""
+def _check(pattern, phrase):
+    """Return a validator: the string must match pattern in full, else phrase."""
+    def check(cls, value):
+        if pattern.fullmatch(value) is None:
+            raise ValueError(phrase)
+        return value
+    return check
 
-    def __init__(self, data, place):
-        if not isinstance(data, dict):
-            raise ScenarioError(f'{place} must be a table')
-        self.data = data
-        self.place = place
-        self._read = set()
 
-    def _name(self, key):
-        return f'{self.place}.{key}' if self.place else key
+def _not_blank(cls, value):
+    if not value.strip():
+        raise ValueError('must not be empty')
+    return value
 
-    def _get(self, key, default):
-        self._read.add(key)
-        value = self.data.get(key, default)
-        if value is _MISSING:
-            raise ScenarioError(f'{self._name(key)} is required')
+
+def _table(cls, value):
+    # pydantic 1.x would take an array of pairs for a table: only a table is one.
+    if not isinstance(value, dict):
+        raise ValueError('must be a table')
+    return value
+
+
+def _tables(cls, value, field):
+    if not isinstance(value, list) or not all(isinstance(item, dict) for item in value):
+        raise ValueError(f'must be an array of tables ([[{field.name}]])')
+    return value
+
+
+class _ToolCall(Model):
+    tool: StrictStr
+    arguments: StrictStr  # raw JSON text, judged by cognition, not here
+
+    _tool = validator('tool', allow_reuse=True)(_not_blank)
+
+
+class _SeedEntity(Model):
+    type: StrictStr  # noqa: A003
+    name: StrictStr
+    aliases: List[StrictStr] = []
+
+    _type = validator('type', allow_reuse=True)(_check(
+        _TOKEN, 'must be a lowercase token (a letter, then letters, digits or "_")'))
+    _name = validator('name', allow_reuse=True)(_not_blank)
+
+    @validator('aliases', pre=True)
+    def _aliases(cls, value):
+        if not isinstance(value, list) or not all(
+                isinstance(alias, str) and alias.strip() for alias in value):
+            raise ValueError('must be a list of non-empty strings')
         return value
 
-    def string(self, key, default=_MISSING):
-        value = self._get(key, default)
-        if not isinstance(value, str):
-            raise ScenarioError(f'{self._name(key)} must be a string')
+
+class _Seed(Model):
+    entities: List[_SeedEntity] = []
+
+    _entities = validator('entities', pre=True, allow_reuse=True)(_tables)
+
+
+class _Turn(Model):
+    id: StrictStr  # noqa: A003
+    text: StrictStr
+    calls: List[_ToolCall] = []
+
+    _id = validator('id', allow_reuse=True)(_check(_ID, _ID_RULE))
+    _text = validator('text', allow_reuse=True)(_not_blank)
+    _calls = validator('calls', pre=True, allow_reuse=True)(_tables)
+
+
+class _Episode(Model):
+    # Declared to be refused with the reason (first, so that it is the error
+    # reported), where an unknown key would only say "unknown".
+    id: Optional[object] = None  # noqa: A003
+    name: StrictStr
+    turns: List[_Turn] = []
+
+    @validator('id', pre=True)
+    def _no_id(cls, value):
+        raise ValueError('is not allowed: episode ids are generated for every run; give '
+                         'the episode a name instead (name = "e1")')
+
+    _name = validator('name', allow_reuse=True)(_check(
+        _EPISODE_NAME, f'must be 1-{EPISODE_NAME_MAX_LENGTH} letters, digits, "_", "." or "-" '
+        'starting with a letter or digit'))
+    _turns = validator('turns', pre=True, allow_reuse=True)(_tables)
+
+    @validator('turns', always=True)
+    def _some_turns(cls, value):
+        if not value:
+            raise ValueError('must hold at least one turn')
         return value
 
-    def text(self, key):
-        value = self.string(key)
-        if not value.strip():
-            raise ScenarioError(f'{self._name(key)} must not be empty')
+
+class _Observation(Model):
+    id: StrictStr  # noqa: A003
+    source: StrictStr
+    label: StrictStr
+    entity_name: StrictStr = ''
+    text: StrictStr
+    after_turn: StrictStr = ''
+
+    _id = validator('id', allow_reuse=True)(_check(_ID, _ID_RULE))
+    _texts = validator('source', 'label', 'text', allow_reuse=True)(_not_blank)
+
+    @validator('after_turn')
+    def _after_turn(cls, value):
+        name, _, turn_id = value.partition('/')
+        if value and not (_EPISODE_NAME.fullmatch(name) and _ID.fullmatch(turn_id)):
+            raise ValueError('must be "<episode name>/<turn id>"')
         return value
 
-    def identifier(self, key):
-        value = self.string(key)
-        if not _ID.fullmatch(value):
-            raise ScenarioError(
-                f'{self._name(key)} must be 1-64 letters, digits, "_", "." or "-" '
-                'starting with a letter or digit')
-        return value
 
-    def token(self, key):
-        value = self.string(key)
-        if not _TOKEN.fullmatch(value):
-            raise ScenarioError(
-                f'{self._name(key)} must be a lowercase token (a letter, then letters, '
-                'digits or "_")')
-        return value
+class _Perception(Model):
+    rate_hz: float = 2.0
+    observations: List[_Observation] = []
 
-    def number(self, key, default=_MISSING):
-        value = self._get(key, default)
+    @validator('rate_hz', pre=True)
+    def _number(cls, value):
         if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise ScenarioError(f'{self._name(key)} must be a number')
+            raise ValueError('must be a number')
+        if not math.isfinite(value) or value <= 0:
+            raise ValueError('must be a positive number')
         return value
 
-    def text_list(self, key, default=_MISSING):
-        values = self._get(key, default)
-        if not isinstance(values, list) or not all(
-                isinstance(value, str) and value.strip() for value in values):
-            raise ScenarioError(f'{self._name(key)} must be a list of non-empty strings')
-        return values
+    _observations = validator('observations', pre=True, allow_reuse=True)(_tables)
 
-    def table(self, key, default=_MISSING):
-        value = self._get(key, default)
-        if not isinstance(value, dict):
-            raise ScenarioError(f'{self._name(key)} must be a table')
-        return value
 
-    def tables(self, key):
-        values = self._get(key, [])
-        if not isinstance(values, list) or not all(isinstance(value, dict) for value in values):
-            raise ScenarioError(f'{self._name(key)} must be an array of tables ([[{key}]])')
-        return [_Table(value, f'{self._name(key)}[{index}]')
-                for index, value in enumerate(values)]
+class _Trigger(Model):
+    id: StrictStr  # noqa: A003
+    label: StrictStr
+    entity_name: StrictStr = ''
+    calls: List[_ToolCall] = []
 
-    def finish(self):
-        """Raise for keys that were never read: a typo must not be ignored."""
-        unknown = sorted(set(self.data) - self._read)
-        if unknown:
-            where = f'{self.place}: ' if self.place else ''
-            raise ScenarioError(f'{where}unknown key(s): {", ".join(unknown)}')
+    _id = validator('id', allow_reuse=True)(_check(_ID, _ID_RULE))
+    _label = validator('label', allow_reuse=True)(_not_blank)
+    _calls = validator('calls', pre=True, allow_reuse=True)(_tables)
+
+
+class _Attention(Model):
+    triggers: List[_Trigger] = []
+
+    _triggers = validator('triggers', pre=True, allow_reuse=True)(_tables)
+
+
+class _File(Model):
+    description: StrictStr = ''
+    seed: _Seed = Field(default_factory=_Seed)
+    episodes: List[_Episode] = []
+    perception: _Perception = Field(default_factory=_Perception)
+    attention: _Attention = Field(default_factory=_Attention)
+
+    _episodes = validator('episodes', pre=True, allow_reuse=True)(_tables)
+    _tables = validator('seed', 'perception', 'attention', pre=True, allow_reuse=True)(_table)

@@ -15,8 +15,10 @@ the node's response fields, which never echo arguments either.
 import copy
 from dataclasses import dataclass
 import json
+from typing import Literal, Optional
 
 from mira_memory.core.admission import Proposal
+from mira_memory.core.pydantic_compat import Field, Model, StrictStr, ValidationError, validator
 
 RECALL_MEMORY = 'recall_memory'
 REMEMBER = 'remember'
@@ -44,6 +46,100 @@ NO_RESULT = 'no_result'
 # A model backend's call that came after the turn's last allowed tool round.
 TOOL_ROUND_LIMIT = 'tool_round_limit'
 
+# The tool arguments as pydantic models (v1 API, core/pydantic_compat.py):
+# the models are the one definition. The strict schema offered to the model
+# is derived from them (strict_parameters), and the arguments are validated
+# against them, so the two cannot drift.
+
+
+def _ros_string(value):
+    if value is None:  # a nullable field's null
+        return value
+    if '\x00' in value:
+        # A ROS string field ends at NUL: the memory node would receive a cut
+        # text and could not reject its control character itself.
+        raise ValueError('must be a string')
+    try:
+        # A lone surrogate (legal as a JSON escape) cannot cross a ROS string field.
+        value.encode('utf-8')
+    except UnicodeEncodeError:
+        raise ValueError('must be a string') from None
+    return value
+
+
+class RecallMemoryParameters(Model):
+    """The parameters of recall_memory."""
+
+    query: StrictStr = Field(..., description=(
+        'One canonical name or alias of an entity, exact match only, '
+        'at most 256 characters.'))
+
+    _ros_strings = validator('*', allow_reuse=True)(_ros_string)
+
+
+class RememberParameters(Model):
+    """The parameters of remember: the node's Proposal, field for field."""
+
+    kind: Literal['fact', 'preference', 'relationship'] = Field(
+        ..., description='fact, preference or relationship.')
+    subject: StrictStr = Field(..., description=(
+        'Canonical name or alias of the existing entity the memory is about, '
+        'copied exactly as the operator said it; it must occur in evidence and '
+        'be what the clause is about (not a possessor: in "Ada\'s brother '
+        'sings", Ada is not the subject). '
+        'Use you, your, yours or yourself, as the operator said it, for the '
+        'robot itself. I, me, my, mine and myself are not resolved to anyone.'))
+    predicate: StrictStr = Field(..., description=(
+        'A concise stable identifier for the property or relation, such as '
+        'favorite_drink or works_with: a letter, then letters, digits or '
+        'underscores. A negated statement needs a negated predicate: '
+        '"Ada doesn\'t eat meat" is does_not_eat.'))
+    value: StrictStr = Field(..., description=(
+        'The value, copied from the current operator utterance; it must occur '
+        'in evidence as a whole phrase: numbers whole, with any approximation '
+        '("roughly 40"), and never what a contrast sets aside ("tea, not '
+        'coffee" gives tea). For a relationship, the same text as '
+        'related_entity.'))
+    # Required but nullable (Field(...)): strict mode has no optional properties.
+    related_entity: Optional[StrictStr] = Field(..., description=(
+        "Relationship only: the related existing entity's canonical name or "
+        'alias, copied from the current operator utterance. null for a fact or '
+        'a preference.'))
+    related_role: Optional[StrictStr] = Field(..., description=(
+        'Relationship only: a simple role identifier for the related entity, '
+        'such as friend or manager (not subject, which the runtime assigns). '
+        'null for a fact or a preference.'))
+    evidence: StrictStr = Field(..., description=(
+        'The shortest complete clause of the current operator utterance that '
+        'states this, copied verbatim, negation included. Never propose a '
+        'question, plan, guess, report of what others say, joke, or '
+        'something true only now (today, this week).'))
+
+    _ros_strings = validator('*', allow_reuse=True)(_ros_string)
+
+
+def strict_parameters(model):
+    """
+    Return a model's JSON schema in the strict form of OpenAI's function tools.
+
+    pydantic's v1 schema() is close; strict mode also needs every property
+    required (a nullable one as a ["string", "null"] type union, which v1
+    leaves out), no additional properties, and nothing else: titles and
+    defaults are not part of the strict form.
+    """
+    properties = {}
+    for name, generated in model.schema()['properties'].items():
+        kind = generated['type']
+        if model.__fields__[name].allow_none:
+            kind = [kind, 'null']
+        # Keys in the order the provider documents them: type, enum, description.
+        spec = {'type': kind}
+        spec.update((key, generated[key]) for key in ('enum', 'description') if key in generated)
+        properties[name] = spec
+    return {'type': 'object', 'properties': properties, 'required': list(properties),
+            'additionalProperties': False}
+
+
 RECALL_MEMORY_TOOL = {
     'type': 'function',
     'name': RECALL_MEMORY,
@@ -55,19 +151,7 @@ RECALL_MEMORY_TOOL = {
         'partial, fuzzy, typo-correcting or semantic matching. Results are remembered '
         'knowledge that may be stale; they are not current perception.'),
     'strict': True,
-    'parameters': {
-        'type': 'object',
-        'properties': {
-            'query': {
-                'type': 'string',
-                'description': (
-                    'One canonical name or alias of an entity, exact match only, '
-                    'at most 256 characters.'),
-            },
-        },
-        'required': ['query'],
-        'additionalProperties': False,
-    },
+    'parameters': strict_parameters(RecallMemoryParameters),
 }
 
 REMEMBER_TOOL = {
@@ -82,69 +166,7 @@ REMEMBER_TOOL = {
         'applied/created means a new memory was stored, applied/duplicate means it was '
         'already stored, rejected means nothing was written.'),
     'strict': True,
-    'parameters': {
-        'type': 'object',
-        'properties': {
-            'kind': {
-                'type': 'string',
-                'enum': ['fact', 'preference', 'relationship'],
-                'description': 'fact, preference or relationship.',
-            },
-            'subject': {
-                'type': 'string',
-                'description': (
-                    'Canonical name or alias of the existing entity the memory is about, '
-                    'copied exactly as the operator said it; it must occur in evidence and '
-                    'be what the clause is about (not a possessor: in "Ada\'s brother '
-                    'sings", Ada is not the subject). '
-                    'Use you, your, yours or yourself, as the operator said it, for the '
-                    'robot itself. I, me, my, mine and myself are not resolved to anyone.'),
-            },
-            'predicate': {
-                'type': 'string',
-                'description': (
-                    'A concise stable identifier for the property or relation, such as '
-                    'favorite_drink or works_with: a letter, then letters, digits or '
-                    'underscores. A negated statement needs a negated predicate: '
-                    '"Ada doesn\'t eat meat" is does_not_eat.'),
-            },
-            'value': {
-                'type': 'string',
-                'description': (
-                    'The value, copied from the current operator utterance; it must occur '
-                    'in evidence as a whole phrase: numbers whole, with any approximation '
-                    '("roughly 40"), and never what a contrast sets aside ("tea, not '
-                    'coffee" gives tea). For a relationship, the same text as '
-                    'related_entity.'),
-            },
-            'related_entity': {
-                'type': ['string', 'null'],
-                'description': (
-                    "Relationship only: the related existing entity's canonical name or "
-                    'alias, copied from the current operator utterance. null for a fact or '
-                    'a preference.'),
-            },
-            'related_role': {
-                'type': ['string', 'null'],
-                'description': (
-                    'Relationship only: a simple role identifier for the related entity, '
-                    'such as friend or manager (not subject, which the runtime assigns). '
-                    'null for a fact or a preference.'),
-            },
-            'evidence': {
-                'type': 'string',
-                'description': (
-                    'The shortest complete clause of the current operator utterance that '
-                    'states this, copied verbatim, negation included. Never propose a '
-                    'question, plan, guess, report of what others say, joke, or '
-                    'something true only now (today, this week).'),
-            },
-        },
-        'required': [
-            'kind', 'subject', 'predicate', 'value', 'related_entity', 'related_role',
-            'evidence'],
-        'additionalProperties': False,
-    },
+    'parameters': strict_parameters(RememberParameters),
 }
 
 _TOOLS_BY_EPISODE = {
@@ -160,8 +182,8 @@ def tools_for_episode(kind):
     """
     Return the tool definitions offered to an episode of this kind.
 
-    Copies, so that nothing a caller does to them changes the schemas the
-    arguments are parsed against. Raises ValueError for an unknown kind.
+    Copies, so that nothing a caller does to them changes the definitions
+    offered to the next episode. Raises ValueError for an unknown kind.
     """
     if kind not in _TOOLS_BY_EPISODE:
         raise ValueError('episode kind must be operator or autonomous')
@@ -181,21 +203,17 @@ class RecallArguments:
 
 def parse_recall_arguments(raw):
     """Parse recall_memory arguments (JSON text or dict); raise ToolArgumentError."""
-    return RecallArguments(**_parse_object(raw, RECALL_MEMORY_TOOL['parameters']))
+    return RecallArguments(**_parse(raw, RecallMemoryParameters, RECALL_MEMORY_TOOL))
 
 
 def parse_remember_arguments(raw):
     """Parse remember arguments (JSON text or dict); raise ToolArgumentError."""
     # The model's arguments are exactly the node's Proposal: one type on both sides.
-    return Proposal(**_parse_object(raw, REMEMBER_TOOL['parameters']))
+    return Proposal(**_parse(raw, RememberParameters, REMEMBER_TOOL))
 
 
-# The tool schema above is the one source of truth and the check below reads
-# it, so the two cannot drift. pydantic would restate it as a model class, its
-# errors echo the input (input_value=...) and would need rewording anyway, and
-# the python3-pydantic that rosdep installs beside ROS 2 is still 1.x, whose
-# strict/extra configuration differs from 2.x.
-def _parse_object(raw, schema):
+def _parse(raw, model, tool):
+    """Return the validated arguments as a dict, in the schema's property order."""
     if isinstance(raw, (str, bytes, bytearray)):
         try:
             raw = json.loads(raw, object_pairs_hook=_reject_duplicate_keys)
@@ -203,19 +221,31 @@ def _parse_object(raw, schema):
             raise ToolArgumentError('arguments are not valid JSON') from None
     if not isinstance(raw, dict):
         raise ToolArgumentError('arguments must be a JSON object')
-    properties = schema['properties']
-    missing = [name for name in schema['required'] if name not in raw]
+    try:
+        return model(**raw).dict()
+    except ValidationError as error:
+        raise ToolArgumentError(_argument_error(error, tool['parameters'])) from None
+    except TypeError:  # a key that is not a str cannot come from JSON text
+        raise ToolArgumentError('arguments must be a JSON object') from None
+
+
+def _argument_error(error, schema):
+    """
+    Word a ValidationError without the model's input: names from the schema only.
+
+    An unexpected property's name is the model's input, so it is counted,
+    never repeated.
+    """
+    errors = error.errors()
+    missing = [e['loc'][0] for e in errors if e['type'] == 'value_error.missing']
     if missing:
-        raise ToolArgumentError('missing required properties: %s' % ', '.join(missing))
-    extra = len([name for name in raw if name not in properties])
+        return 'missing required properties: %s' % ', '.join(missing)
+    extra = [e for e in errors if e['type'] == 'value_error.extra']
     if extra:
-        raise ToolArgumentError(
-            '%d unexpected properties; the tool defines only: %s'
-            % (extra, ', '.join(properties)))
-    for name, spec in properties.items():
-        if not _conforms(raw[name], spec):
-            raise ToolArgumentError('property %s must be %s' % (name, _expected(spec)))
-    return {name: raw[name] for name in properties}
+        return '%d unexpected properties; the tool defines only: %s' % (
+            len(extra), ', '.join(schema['properties']))
+    name = errors[0]['loc'][0]
+    return 'property %s must be %s' % (name, _expected(schema['properties'][name]))
 
 
 def _reject_duplicate_keys(pairs):
@@ -224,26 +254,6 @@ def _reject_duplicate_keys(pairs):
         # Which of two values would count is a guess; a guess is not a proposal.
         raise ValueError('duplicate property')
     return dict(pairs)
-
-
-def _conforms(value, spec):
-    types = spec['type'] if isinstance(spec['type'], list) else [spec['type']]
-    if value is None:
-        return 'null' in types
-    if not isinstance(value, str) or 'string' not in types:
-        return False
-    if 'enum' in spec and value not in spec['enum']:
-        return False
-    if '\x00' in value:
-        # A ROS string field ends at NUL: the memory node would receive a cut
-        # text and could not reject its control character itself.
-        return False
-    try:
-        # A lone surrogate (legal as a JSON escape) cannot cross a ROS string field.
-        value.encode('utf-8')
-    except UnicodeEncodeError:
-        return False
-    return True
 
 
 def _expected(spec):

@@ -22,12 +22,15 @@ import json
 import os
 import pathlib
 import sqlite3
+from typing import Any, Dict, Literal, Optional
 
 from mira_memory.core import private_files, records, schema, writes
 from mira_memory.core.admission import source_label, TurnContext
 from mira_memory.core.errors import BackendError, InvalidInputError, StoreError
 from mira_memory.core.errors import TargetExistsError
 from mira_memory.core.normalize import display_form, normalize_token
+from mira_memory.core.pydantic_compat import Field, Model, one_line, root_validator
+from mira_memory.core.pydantic_compat import StrictInt, StrictStr, ValidationError, validator
 from mira_memory.core.transaction import set_pragma
 
 EXPORT_FORMAT = 'mira_memory export'
@@ -300,13 +303,6 @@ def _refused(line_number, reason):
     return ExportRefusedError(line_number, reason)
 
 
-def _expect_fields(number, record, kind):
-    wanted = {'type', *_FIELDS[kind]}
-    if set(record) != wanted:
-        raise _refused(number, '%s record must have exactly the fields %s'
-                       % (kind, ', '.join(sorted(wanted))))
-
-
 def _canonical(number, field, value, function):
     """Require a stored value to be in the store's own normal form already."""
     if value is None:
@@ -326,13 +322,6 @@ def _token(value):
 
 def _display(value):
     return records.normalized(display_form, value, 'text')
-
-
-def _id(number, record, field):
-    value = record[field]
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise _refused(number, '%s must be a positive integer' % field)
-    return value
 
 
 class _Importer:
@@ -367,11 +356,11 @@ class _Importer:
         kind = record.get('type')
         if kind not in RECORD_TYPES:
             raise _refused(number, 'unknown record type')
-        _expect_fields(number, record, kind)
+        _check_record(number, kind, record)
         getattr(self, '_add_' + kind)(number, record)
 
     def _add_entity(self, number, r):
-        entity_id = _id(number, r, 'id')
+        entity_id = r['id']
         self._order(number, 'entity', entity_id, records.format_entity_id(entity_id))
         _canonical(number, 'entity_type', r['entity_type'], _token)
         name, key = _name(number, 'canonical_name', r['canonical_name'])
@@ -380,9 +369,9 @@ class _Importer:
             ' VALUES (?, ?, ?, ?, ?)', (entity_id, r['entity_type'], name, key, r['created_at']))
 
     def _add_alias(self, number, r):
-        alias_id = _id(number, r, 'id')
+        alias_id = r['id']
         self._order(number, 'alias', alias_id, str(alias_id))
-        entity_id = _id(number, r, 'entity_id')
+        entity_id = r['entity_id']
         self._exists(number, 'entities', entity_id, records.format_entity_id(entity_id))
         alias, key = _name(number, 'alias', r['alias'])
         clash = self.conn.execute(
@@ -397,7 +386,7 @@ class _Importer:
             ' VALUES (?, ?, ?, ?, ?)', (alias_id, entity_id, alias, key, r['created_at']))
 
     def _add_memory(self, number, r):
-        memory_id = _id(number, r, 'id')
+        memory_id = r['id']
         self._order(number, 'memory', memory_id, records.format_memory_id(memory_id))
         try:
             prepared = records.prepare_memory(records.NewMemory(
@@ -431,11 +420,8 @@ class _Importer:
              r['retired_reason']))
 
     def _add_link(self, number, r):
-        memory_id = _id(number, r, 'memory_id')
-        entity_id = _id(number, r, 'entity_id')
+        memory_id, entity_id = r['memory_id'], r['entity_id']
         role = _canonical(number, 'role', r['role'], _token)
-        if role is None:
-            raise _refused(number, 'role must be a token')
         self._order(number, 'link', (memory_id, entity_id, role),
                     '%s %s:%s' % (records.format_memory_id(memory_id),
                                   records.format_entity_id(entity_id), role))
@@ -445,9 +431,9 @@ class _Importer:
                           ' VALUES (?, ?, ?)', (memory_id, entity_id, role))
 
     def _add_payload(self, number, r):
-        payload_id = _id(number, r, 'id')
+        payload_id = r['id']
         self._order(number, 'payload', payload_id, str(payload_id))
-        memory_id = _id(number, r, 'memory_id')
+        memory_id = r['memory_id']
         self._exists(number, 'memories', memory_id, records.format_memory_id(memory_id))
         self.conn.execute(
             'INSERT INTO payloads (id, memory_id, storage, media_type, text_body, object_ref,'
@@ -456,7 +442,7 @@ class _Importer:
              r['sha256'], r['created_at']))
 
     def _add_receipt(self, number, r):
-        memory_id = _id(number, r, 'memory_id')
+        memory_id = r['memory_id']
         self._order(number, 'receipt', memory_id, records.format_memory_id(memory_id))
         row = self.conn.execute('SELECT source_kind, source_label FROM memories WHERE id = ?',
                                 (memory_id,)).fetchone()
@@ -465,7 +451,6 @@ class _Importer:
                            % records.format_memory_id(memory_id))
         if row[0] != records.SOURCE_OPERATOR_STATEMENT:
             raise _refused(number, 'a receipt belongs to an operator_statement memory only')
-        _check_receipt(number, r)
         context = TurnContext(r['episode_id'], r['turn_id'], r['utterance'])
         if records.stored_source_label(source_label(context)) != row[1]:
             raise _refused(number, "the receipt's episode and turn ids are not its memory's"
@@ -474,27 +459,139 @@ class _Importer:
                           tuple(r[field] for field in records.RECEIPT_COLUMNS))
 
 
-# A receipt's text fields: required (non-blank text) and optional (null or non-blank).
-_RECEIPT_TEXTS = ('utterance', 'episode_id', 'turn_id', 'kind', 'subject', 'predicate', 'value',
-                  'evidence', 'rules_version', 'rules_digest', 'rules_ran')
-_RECEIPT_OPTIONAL_TEXTS = ('related_entity', 'related_role')
+# The records' shapes as pydantic models (v1 API, core/pydantic_compat.py):
+# exactly the export's fields, each of its JSON type; ids positive integers.
+# They check the shape only; the store's own rules (normal forms, references,
+# order) are checked by the importer above, and SQLite's CHECK constraints
+# stay the last word on formats (created_at).
 
 
-def _check_receipt(number, r):
-    """Refuse a malformed receipt: every field of the right type, related fields paired."""
-    for field in _RECEIPT_TEXTS + _RECEIPT_OPTIONAL_TEXTS:
-        value = r[field]
-        if value is None and field in _RECEIPT_OPTIONAL_TEXTS:
-            continue
-        if not isinstance(value, str) or not value.strip():
-            raise _refused(number, 'receipt %s must be non-empty text' % field)
-    if not isinstance(r['robot_profile'], str):
-        raise _refused(number, 'receipt robot_profile must be text')
-    if (r['related_entity'] is None) != (r['related_role'] is None):
-        raise _refused(number, 'receipt related_entity and related_role go together')
-    _id(number, r, 'subject_entity_id')
-    if r['related_entity_id'] is not None:
-        _id(number, r, 'related_entity_id')
+def _positive(cls, value):
+    if value is not None and value < 1:
+        raise ValueError('must be a positive integer')
+    return value
+
+
+def _text(cls, value):
+    if value is not None and not value.strip():
+        raise ValueError('must be non-empty text')
+    return value
+
+
+_RECORD_PHRASES = {'type_error.integer': 'must be a positive integer',
+                   'type_error.str': 'must be text',
+                   'type_error.none.not_allowed': 'must not be null'}
+
+
+class _EntityRecord(Model):
+    type: Literal['entity']  # noqa: A003
+    id: StrictInt  # noqa: A003
+    entity_type: StrictStr
+    canonical_name: StrictStr
+    created_at: StrictStr
+
+    _ids = validator('id', allow_reuse=True)(_positive)
+
+
+class _AliasRecord(Model):
+    type: Literal['alias']  # noqa: A003
+    id: StrictInt  # noqa: A003
+    entity_id: StrictInt
+    alias: StrictStr
+    created_at: StrictStr
+
+    _ids = validator('id', 'entity_id', allow_reuse=True)(_positive)
+
+
+class _MemoryRecord(Model):
+    type: Literal['memory']  # noqa: A003
+    id: StrictInt  # noqa: A003
+    kind: StrictStr
+    summary: StrictStr
+    predicate: Optional[StrictStr] = Field(...)
+    value: Optional[StrictStr] = Field(...)
+    source_kind: StrictStr
+    source_label: StrictStr
+    confidence: Any = Field(...)  # null or a number: the store's own rule judges it
+    status: StrictStr
+    created_at: StrictStr
+    retired_at: Optional[StrictStr] = Field(...)
+    retired_reason: Optional[StrictStr] = Field(...)
+
+    _ids = validator('id', allow_reuse=True)(_positive)
+
+
+class _LinkRecord(Model):
+    type: Literal['link']  # noqa: A003
+    memory_id: StrictInt
+    entity_id: StrictInt
+    role: StrictStr
+
+    _ids = validator('memory_id', 'entity_id', allow_reuse=True)(_positive)
+
+
+class _PayloadRecord(Model):
+    type: Literal['payload']  # noqa: A003
+    id: StrictInt  # noqa: A003
+    memory_id: StrictInt
+    storage: StrictStr
+    media_type: StrictStr
+    text: Optional[StrictStr] = Field(...)
+    object_ref: Optional[StrictStr] = Field(...)
+    sha256: Optional[StrictStr] = Field(...)
+    created_at: StrictStr
+
+    _ids = validator('id', 'memory_id', allow_reuse=True)(_positive)
+
+
+class _ReceiptRecord(Model):
+    type: Literal['receipt']  # noqa: A003
+    memory_id: StrictInt
+    utterance: StrictStr
+    episode_id: StrictStr
+    turn_id: StrictStr
+    kind: StrictStr
+    subject: StrictStr
+    predicate: StrictStr
+    value: StrictStr
+    related_entity: Optional[StrictStr] = Field(...)
+    related_role: Optional[StrictStr] = Field(...)
+    evidence: StrictStr
+    robot_profile: StrictStr  # may be empty: a node without a robot profile
+    rules_version: StrictStr
+    rules_digest: StrictStr
+    rules_ran: StrictStr
+    subject_entity_id: StrictInt
+    related_entity_id: Optional[StrictInt] = Field(...)
+    created_at: StrictStr
+
+    _ids = validator('memory_id', 'subject_entity_id', 'related_entity_id',
+                     allow_reuse=True)(_positive)
+    _texts = validator('utterance', 'episode_id', 'turn_id', 'kind', 'subject', 'predicate',
+                       'value', 'related_entity', 'related_role', 'evidence', 'rules_version',
+                       'rules_digest', 'rules_ran', allow_reuse=True)(_text)
+
+    @root_validator(skip_on_failure=True)
+    def _related_pair(cls, values):
+        if (values['related_entity'] is None) != (values['related_role'] is None):
+            raise ValueError('related_entity and related_role go together')
+        return values
+
+
+_RECORD_MODELS = {'entity': _EntityRecord, 'alias': _AliasRecord, 'memory': _MemoryRecord,
+                  'link': _LinkRecord, 'payload': _PayloadRecord, 'receipt': _ReceiptRecord}
+
+
+def _check_record(number, kind, record):
+    """Refuse a record without exactly its fields, each of its type, naming the field."""
+    try:
+        _RECORD_MODELS[kind].parse_obj(record)
+    except ValidationError as error:
+        if any(e['type'] in ('value_error.missing', 'value_error.extra')
+               for e in error.errors()):
+            raise _refused(number, '%s record must have exactly the fields %s' % (
+                kind, ', '.join(sorted({'type', *_FIELDS[kind]})))) from None
+        raise _refused(number, '%s %s' % (kind, one_line(error, _RECORD_PHRASES))) from None
 
 
 def _name(number, field, value):
@@ -507,9 +604,53 @@ def _name(number, field, value):
     return display, key
 
 
-def _counter_map(value):
-    return isinstance(value, dict) and all(
-        isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in value.values())
+class _Header(Model):
+    """The first line: which export this is, and how many records of each type follow."""
+
+    type: Literal['header']  # noqa: A003
+    format: Literal[EXPORT_FORMAT]  # noqa: A003
+    schema_version: Any = None
+    counts: Dict[StrictStr, StrictInt]
+    sequences: Dict[StrictStr, StrictInt]
+
+    class Config:
+        extra = 'ignore'  # as before: keys the importer does not read are not judged
+
+    @validator('schema_version', always=True)
+    def _supported(cls, version):
+        if version not in (2, schema.SCHEMA_VERSION) or isinstance(version, bool):
+            raise ValueError('export schema version %r is not supported (expected 2 or %d)'
+                             % (version, schema.SCHEMA_VERSION))
+        return version
+
+    @validator('counts')
+    def _counts(cls, counts, values):
+        # A version 2 export has no receipts (and no receipt count); it imports
+        # as version 3 with none, as memory_migrate would have made it.
+        # (Without a supported version there is nothing to compare with: that
+        # error is the one reported, as it comes first.)
+        names = set(_COUNT_NAMES.values()) - (
+            {'receipts'} if values.get('schema_version') == 2 else set())
+        if min(counts.values(), default=0) < 0 or set(counts) != names:
+            raise ValueError('header counts are missing or malformed')
+        return counts
+
+    @validator('sequences')
+    def _sequences(cls, sequences):
+        if min(sequences.values(), default=0) < 0 or not set(sequences) <= set(
+                schema.ID_TABLES):
+            raise ValueError('header sequences are malformed')
+        return sequences
+
+
+# A header error is one sentence per field, whatever pydantic found wrong in it.
+_HEADER_REFUSALS = {
+    '__root__': 'the first line is not a mira_memory export header',
+    'type': 'the first line is not a mira_memory export header',
+    'format': 'the first line is not a mira_memory export header',
+    'counts': 'header counts are missing or malformed',
+    'sequences': 'header sequences are malformed',
+}
 
 
 def _header(number, text):
@@ -517,22 +658,12 @@ def _header(number, text):
         header = json.loads(text)
     except ValueError:
         raise _refused(number, 'not a JSON object (is this an export?)') from None
-    if not isinstance(header, dict) or (header.get('type'), header.get('format')) != (
-            'header', EXPORT_FORMAT):
-        raise _refused(number, 'the first line is not a mira_memory export header')
-    version = header.get('schema_version')
-    if version not in (2, schema.SCHEMA_VERSION) or isinstance(version, bool):
-        raise _refused(number, 'export schema version %r is not supported (expected 2 or %d)'
-                       % (version, schema.SCHEMA_VERSION))
-    counts, sequences = header.get('counts'), header.get('sequences')
-    # A version 2 export has no receipts (and no receipt count); it imports
-    # as version 3 with none, as memory_migrate would have made it.
-    names = set(_COUNT_NAMES.values()) - ({'receipts'} if version == 2 else set())
-    if not _counter_map(counts) or set(counts) != names:
-        raise _refused(number, 'header counts are missing or malformed')
-    if not _counter_map(sequences) or not set(sequences) <= set(schema.ID_TABLES):
-        raise _refused(number, 'header sequences are malformed')
-    return counts, sequences
+    try:
+        parsed = _Header.parse_obj(header)
+    except ValidationError as error:
+        first = error.errors()[0]
+        raise _refused(number, _HEADER_REFUSALS.get(first['loc'][0], first['msg'])) from None
+    return parsed.counts, parsed.sequences
 
 
 def import_export(database, lines):

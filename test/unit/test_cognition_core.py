@@ -2,16 +2,19 @@
 """Cognition-side library: tool schemas, argument parsing, episodes, working memory."""
 
 import json
+from typing import Optional
 
 from mira_memory.cognition.episodes import (
     AcquisitionBudget, Allowed, AutonomousEpisode, OperatorEpisode, Refused, RememberRequest,
     WorkingMemory)
 from mira_memory.cognition.tools import (
     parse_recall_arguments, parse_remember_arguments, RECALL_MEMORY_TOOL, recall_result_text,
-    RecallArguments, refused_text, remember_result_text, REMEMBER_TOOL, ToolArgumentError,
-    tools_for_episode)
+    RecallArguments, refused_text, remember_result_text, REMEMBER_TOOL, strict_parameters,
+    ToolArgumentError, tools_for_episode)
 from mira_memory.core.admission import Proposal
+from mira_memory.core.pydantic_compat import Field, Model, StrictStr
 import pytest
+import strict_tool_schemas
 
 SECRET = 'Zyxwv-sentinel'
 
@@ -46,6 +49,36 @@ def test_tool_schema_is_strict(tool):
     assert tool['type'] == 'function'
     assert parameters['additionalProperties'] is False
     assert sorted(parameters['required']) == sorted(parameters['properties'])
+
+
+@pytest.mark.parametrize('tool, before', [
+    (RECALL_MEMORY_TOOL, strict_tool_schemas.RECALL_MEMORY),
+    (REMEMBER_TOOL, strict_tool_schemas.REMEMBER)], ids=['recall_memory', 'remember'])
+def test_schema_derived_from_the_model_is_the_one_written_by_hand_before(tool, before):
+    # The same JSON text, key order included: the model is offered what it was before.
+    assert json.dumps(tool['parameters']) == json.dumps(before)
+
+
+@pytest.mark.parametrize('tool', [RECALL_MEMORY_TOOL, REMEMBER_TOOL])
+def test_every_property_is_in_strict_form(tool):
+    for spec in tool['parameters']['properties'].values():
+        assert set(spec) <= {'type', 'enum', 'description'}  # no title, no default
+        assert spec['type'] in ('string', ['string', 'null'])
+        assert spec['description']
+
+
+def test_strict_parameters_makes_a_nullable_field_a_required_type_union():
+    class Sample(Model):
+        """A model with one plain and one nullable field."""
+
+        name: StrictStr = Field(..., description='a name')
+        note: Optional[StrictStr] = Field(..., description='a note')
+
+    assert strict_parameters(Sample) == {
+        'type': 'object',
+        'properties': {'name': {'type': 'string', 'description': 'a name'},
+                       'note': {'type': ['string', 'null'], 'description': 'a note'}},
+        'required': ['name', 'note'], 'additionalProperties': False}
 
 
 def test_remember_related_fields_are_required_but_nullable():
@@ -160,6 +193,28 @@ def test_argument_error_does_not_echo_input(case):
 def test_malformed_recall_arguments_raise(raw):
     with pytest.raises(ToolArgumentError):
         parse_recall_arguments(raw)
+
+
+@pytest.mark.parametrize('changes, message', [
+    ({'kind': SECRET}, 'property kind must be one of: fact, preference, relationship'),
+    ({'value': 42}, 'property value must be a string'),
+    ({'related_role': 7}, 'property related_role must be a string or null'),
+    ({'subject': None}, 'property subject must be a string'),
+    ({'evidence': 'green\x00tea'}, 'property evidence must be a string'),
+    ({SECRET: 1, 'x': 2}, '2 unexpected properties; the tool defines only: kind, subject, '
+                          'predicate, value, related_entity, related_role, evidence'),
+])
+def test_argument_error_is_one_line_naming_the_property(changes, message):
+    with pytest.raises(ToolArgumentError) as caught:
+        parse_remember_arguments(with_changes(SECRET_FACT, **changes))
+    assert str(caught.value) == message
+
+
+def test_missing_properties_are_named_in_schema_order():
+    raw = {k: v for k, v in FACT.items() if k not in ('evidence', 'kind')}
+    with pytest.raises(ToolArgumentError) as caught:
+        parse_remember_arguments(raw)
+    assert str(caught.value) == 'missing required properties: kind, evidence'
 
 
 def test_missing_property_error_names_it():

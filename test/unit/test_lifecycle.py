@@ -364,6 +364,10 @@ BAD_EXPORTS = {
     'retired_without_reason': (lambda lines: _edit(lines, 5, retired_reason=None), 6),
     'not_json': (lambda lines: lines[:4] + ['{"type": \n'] + lines[5:], 5),
     'section_order': (lambda lines: lines[:3] + [lines[5]] + lines[3:5] + lines[6:], 5),
+    # Imported as the text "5" before the records were pydantic models.
+    'numeric_payload_text': (lambda lines: _edit(lines, 10, text=5), 11),
+    'created_at_not_text': (lambda lines: _edit(lines, 1, created_at=20260102), 2),
+    'extra_field': (lambda lines: _edit(lines, 3, note='x'), 4),
 }
 
 
@@ -383,6 +387,31 @@ def test_bad_export_is_refused_with_its_line_and_nothing_written(full_store, tmp
                                                           'memory.sqlite3',
                                                           'memory.sqlite3-shm',
                                                           'memory.sqlite3-wal']
+
+
+@pytest.mark.parametrize('index, changes, message', [
+    (10, {'text': 5}, 'line 11: payload text must be text'),
+    (1, {'id': 0}, 'line 2: entity id must be a positive integer'),
+    (7, {'memory_id': '1'}, 'line 8: link memory_id must be a positive integer'),
+    (5, {'retired_at': 7}, 'line 6: memory retired_at must be text'),
+    (1, {'created_at': None}, 'line 2: entity created_at must not be null'),
+    (3, {'note': 'x'}, 'line 4: alias record must have exactly the fields alias, created_at, '
+                       'entity_id, id, type'),
+])
+def test_a_malformed_record_is_one_line_naming_its_type_and_field(
+        full_store, tmp_path, index, changes, message):
+    good = tmp_path / 'good.jsonl'
+    archive.export(str(full_store.path), str(good))
+    bad = tmp_path / 'bad.jsonl'
+    bad.write_text(''.join(_edit(_lines(good), index, **changes)), encoding='utf-8')
+    code, _, err = import_into(tmp_path / 'new.sqlite3', bad)
+    assert code == 1 and err == f'error: {bad}: {message}; nothing was written\n'
+
+
+def test_record_models_have_exactly_the_exported_fields():
+    # Export writes _FIELDS; import checks the models: the two must not drift.
+    for kind, model in archive._RECORD_MODELS.items():
+        assert tuple(model.__fields__) == ('type', *archive._FIELDS[kind])
 
 
 def test_import_refuses_a_database_that_is_not_empty(full_store, tmp_path):

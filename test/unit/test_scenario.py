@@ -69,8 +69,8 @@ def test_two_runs_never_share_an_episode_id():
 
 
 def test_an_episode_id_in_the_file_is_refused_with_the_reason(tmp_path):
-    with pytest.raises(scenario.ScenarioError, match=r'episodes\[0\]\.id: episode ids are '
-                                                     'generated for every run'):
+    with pytest.raises(scenario.ScenarioError, match=r'episodes\[0\]\.id is not allowed: '
+                                                     'episode ids are generated for every run'):
         load_text(tmp_path, MINIMAL.replace('name = "e1"', 'id = "e1"'))
 
 
