@@ -5,7 +5,7 @@ What the launch files share: failure handling, paths, the memory node's paramete
 A failed memory node ends the launch; database paths must be absolute; the
 memory node's parameters come from a params file and launch arguments.
 
-Only stop_launch_on_failure() imports launch, so the rest is tested in the
+Only stop_launch_on_failure() and start_after_success() import launch, so the rest is tested in the
 standalone environment, where launch is not installed (it is not on PyPI).
 """
 
@@ -39,6 +39,22 @@ def stop_launch_on_failure(node_action):
     from launch.event_handlers import OnProcessExit
     return RegisterEventHandler(OnProcessExit(
         target_action=node_action, on_exit=shut_down_on_failure))
+
+
+def start_after_success(prerequisite, node_action):
+    """
+    Return the action that starts node_action once prerequisite's process exited 0.
+
+    A one-shot prerequisite (the simulation's seed step) that fails ends the
+    launch with exit 1 instead, as a failed memory node does.
+    """
+    from launch.actions import RegisterEventHandler
+    from launch.event_handlers import OnProcessExit
+
+    def on_exit(event, context):
+        shut_down_on_failure(event, context)
+        return [node_action]
+    return RegisterEventHandler(OnProcessExit(target_action=prerequisite, on_exit=on_exit))
 
 
 def absolute_database_path(configured):
