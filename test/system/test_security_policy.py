@@ -9,19 +9,23 @@ from mira_memory.simulation.nodes, the description the launch file uses,
 with the policy memory_policy generates for that namespace, and every node
 must create in the live ROS graph exactly what its profile in its enclave
 allows (a name left out would be denied under enforcement, a name too many
-would be a permission nobody needs). The seed step is seen while it waits
-for the memory node, then the rest once it has seeded. Neither side is
+would be a permission nobody needs), and run in the enclave the graph
+reports for it (--enclave is really passed). The seed step is seen while
+it waits for the memory node, then the rest once it has seeded; then
+operator_chat, whose console runs in the admin enclave. Neither side is
 written down twice. The policy file alone: test/unit/test_security_policy_file.py.
 """
 
 import dataclasses
+import fnmatch
+import subprocess
 import time
 
 from mira_memory.ros import security_policy
 from mira_memory.simulation import nodes as simulation
 from policy_rules import load
 import pytest
-from rosutil import unique_namespace
+from rosutil import executable, unique_namespace
 
 pytestmark = pytest.mark.ros
 
@@ -82,6 +86,19 @@ def differences(seen, wanted):
             if seen is None or seen[name][rule] != names}
 
 
+def enclaves_of(ros, specs):
+    """Return {node name: the enclave the graph reports for it} of specs."""
+    reported = {(namespace, name): enclave for name, namespace, enclave
+                in ros.node.get_node_names_and_namespaces_with_enclaves()}
+    return {spec.name: reported.get((spec.namespace, spec.name)) for spec in specs}
+
+
+def not_allowed(names, patterns):
+    """Return the names no policy name (with sros2's * wildcard) allows."""
+    return {name for name in names if not any(fnmatch.fnmatchcase(name, pattern)
+                                               for pattern in patterns)}
+
+
 @pytest.mark.parametrize('nested, use_sim_time', [(False, True), (True, None)],
                          ids=['namespace-sim-time', 'nested-namespace'])
 def test_every_process_wires_exactly_what_its_enclave_allows(ros, tmp_path, nested,
@@ -100,17 +117,24 @@ def test_every_process_wires_exactly_what_its_enclave_allows(ros, tmp_path, nest
         for spec in specs if spec.one_shot]
     others = [spec for spec in specs if not spec.one_shot]
     processes = simulation.start([seed], tmp_path / 'logs')
+    chat = None
     try:
         wanted_seed = {seed.name: allowed(policy, seed, use_sim_time)}
         seen_seed = settle(ros, [seed], wanted_seed, processes)
         assert differences(seen_seed, wanted_seed) == {}
+        assert enclaves_of(ros, [seed]) == {'seed': f'{namespace}/admin'}
         processes += simulation.start(others, tmp_path / 'logs', started=processes)
         wanted = {spec.name: allowed(policy, spec, use_sim_time) for spec in others}
         seen = settle(ros, others, wanted, processes)
+        assert differences(seen, wanted) == {}
+        assert enclaves_of(ros, others) == {spec.name: spec.enclave for spec in others}
+        chat, chat_seen, console_seen = run_operator_chat(ros, namespace, policy, tmp_path)
     finally:
+        if chat is not None:
+            chat.stdin.close()
+            chat.wait(timeout=WAIT)
         for process in sorted(processes, key=lambda process: process.name == 'memory'):
             process.stop()
-    assert differences(seen, wanted) == {}
     assert {spec.enclave for spec in specs} == {
         f'{namespace}/{name}' for name in (
             'memory', 'cognition', 'attention', 'perception', 'admin', 'operator_source')}
@@ -128,3 +152,50 @@ def test_every_process_wires_exactly_what_its_enclave_allows(ros, tmp_path, nest
         f'{namespace}/memory/{name}' for name in security_policy.PARAMETER_SERVICES} == {
         name for name in seen['memory']['serve']
         if name.rpartition('/')[2] in security_policy.PARAMETER_SERVICES}
+    # operator_chat: exactly its profile; its console: only what the admin
+    # enclave's console profile allows, among it the admin/status it called.
+    assert chat.returncode == 0
+    assert chat_seen['call'] == set()
+    console_rules = admin[('/', security_policy.CONSOLE_NODE)]
+    assert {rule: not_allowed(names, console_rules[rule])
+            for rule, names in console_seen.items()} == dict.fromkeys(GRAPH_RULES, set())
+    assert f'{namespace}/memory/admin/status' in console_seen['call']
+
+
+def run_operator_chat(ros, namespace, policy, directory):
+    """
+    Start operator_chat in its enclave, its console in the admin enclave; run one command.
+
+    Return (the chat process, still running, its graph, its console's graph).
+    The chat reads stdin; closing it ends the chat with exit 0.
+    """
+    from rclpy.node import NodeNameNonExistentError
+    chat_spec = simulation.NodeSpec('operator_chat', 'operator_chat', namespace)
+    log = open(directory / 'operator_chat.log', 'w')
+    chat = subprocess.Popen(
+        [executable('operator_chat'), '--ros-args', '-r', f'__ns:={namespace}',
+         '--enclave', chat_spec.enclave, '-p', f'console_enclave:={namespace}/admin'],
+        stdin=subprocess.PIPE, stdout=log, stderr=subprocess.STDOUT, text=True,
+        start_new_session=True)
+    log.close()
+    chat.stdin.write('memory persistent\n')
+    chat.stdin.flush()
+    console = simulation.NodeSpec('operator_chat', f'memory_console_{chat.pid}', '/')
+    wanted = allowed(policy, chat_spec, use_sim_time=False)
+    seen = {}
+
+    def settled():
+        assert chat.poll() is None, (directory / 'operator_chat.log').read_text()
+        try:
+            seen['chat'] = graph_of(ros.node, chat_spec.name, namespace)
+            seen['console'] = graph_of(ros.node, console.name, '/')
+        except NodeNameNonExistentError:
+            return False
+        status = f'{namespace}/memory/admin/status'
+        return (seen['chat'] == wanted and status in seen['console']['call']
+                and enclaves_of(ros, [chat_spec, console]) == {
+                    chat_spec.name: chat_spec.enclave, console.name: f'{namespace}/admin'})
+
+    ros.spin_until(settled, 'operator_chat and its console in their enclaves', timeout=WAIT,
+                   logs=lambda: (directory / 'operator_chat.log').read_text())
+    return chat, seen['chat'], seen['console']
