@@ -95,8 +95,8 @@ def enclaves_of(ros, specs):
 
 def not_allowed(names, patterns):
     """Return the names no policy name (with sros2's * wildcard) allows."""
-    return {name for name in names if not any(fnmatch.fnmatchcase(name, pattern)
-                                               for pattern in patterns)}
+    return {name for name in names
+            if not any(fnmatch.fnmatchcase(name, pattern) for pattern in patterns)}
 
 
 @pytest.mark.parametrize('nested, use_sim_time', [(False, True), (True, None)],

@@ -73,7 +73,8 @@ def test_the_unit_shows_the_ros_security_settings():
     # The memory node's enclave of the policy generated for the bringup's namespace.
     from mira_memory.ros import security_policy
     enclave = security_policy.enclave_path(security_policy.DEFAULT_NAMESPACE, 'memory')
-    assert f'enclave:={enclave}' in dict(directives())['ExecStart'].split()
+    words = [word.strip("'") for word in dict(directives())['ExecStart'].split()]
+    assert f'enclave:={enclave}' in words
 
 
 def test_systemd_analyze_rates_the_unit_at_most_4_5(tmp_path):
