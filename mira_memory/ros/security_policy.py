@@ -8,9 +8,9 @@ prints the whole policy (SROS2 policy format 0.2.0) for the nodes running in
 one namespace; config/security/mira.policy.xml is its /mira output
 (test/unit/test_security_policy_file.py checks it byte for byte, and
 test/system/test_security_policy.py checks the policy against the live ROS
-graph). One table below, ENCLAVES, says which process may publish,
-subscribe, serve and call what; NODE_COMMON and PARAMETER_SERVICES hold what
-every node needs. docs/trust.md: the enclaves and the keystore steps.
+graph). One table, enclaves(), says which process may publish, subscribe,
+serve and call what; NODE_COMMON and PARAMETER_SERVICES hold what every
+node needs. docs/trust.md: the enclaves and the keystore steps.
 
 ROS-free (the standard library and mira_memory.wire only), so the policy can
 be generated on a machine without ROS.
@@ -60,6 +60,7 @@ class Rules:
     request: tuple = ()
 
     def __add__(self, other):
+        """Return both rule sets in one, each name once, in order."""
         return Rules(*(tuple(dict.fromkeys(mine + theirs)) for mine, theirs in zip(
             (self.publish, self.subscribe, self.reply, self.request),
             (other.publish, other.subscribe, other.reply, other.request))))
