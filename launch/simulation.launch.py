@@ -54,7 +54,8 @@ def _nodes(context):
                launching.start_after_success(nodes[spec.after], nodes[spec.name])
                for spec in specs]
     # As in the bringup: a memory node that fails ends the launch with exit 1.
-    return [*actions, launching.stop_launch_on_failure(nodes[simulation.MEMORY_NODE])]
+    memory_node = nodes[simulation.MEMORY_NODE]
+    return [*actions, launching.stop_launch_on_failure(memory_node)]
 
 
 def generate_launch_description():
