@@ -115,8 +115,9 @@ def generate_launch_description():
             description='Log level of the memory node (debug, info, warn, error, fatal).'),
         DeclareLaunchArgument(
             'enclave', default_value='',
-            description='SROS2 enclave of the memory node, passed as --enclave (such as '
-                        '/mira/memory; see config/security). Empty: none.'),
+            description='SROS2 enclave of the memory node, passed as --enclave: '
+                        '<namespace>/memory of the policy memory_policy prints for the '
+                        'namespace (/mira/memory; docs/trust.md). Empty: none.'),
         DeclareLaunchArgument(
             'lifecycle', default_value='false',
             description='true: run the managed memory_lifecycle_node (lifecycle_msgs '

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
 """
-The simulation: memory node, operator source, cognition, perception, attention.
+The simulation: memory node, cognition, attention, perception, seed step, operator source.
 
     ros2 launch mira_memory simulation.launch.py
     ros2 launch mira_memory simulation.launch.py database_path:=/tmp/mira.sqlite3
@@ -8,9 +8,10 @@ The simulation: memory node, operator source, cognition, perception, attention.
 The nodes, their names and parameters come from mira_memory.simulation.nodes, the
 same description the demo and the CI tests start as processes. By default
 the database is a new file in a fresh temporary directory, so every launch
-starts empty; pass database_path to keep memory across launches. When the
-memory node fails, the whole launch stops and `ros2 launch` exits 1, as the
-bringup does.
+starts empty; pass database_path to keep memory across launches. The
+operator source starts when the seed step (admin enclave) has exited 0.
+When the memory node or the seed step fails, the whole launch stops and
+`ros2 launch` exits 1, as the bringup does.
 """
 
 import os
@@ -47,11 +48,14 @@ def _nodes(context):
         robot_profile=LaunchConfiguration('robot_profile').perform(context),
         namespace=LaunchConfiguration('namespace').perform(context),
         use_sim_time=_use_sim_time(context))
-    nodes = [simulation.launch_node(spec, output='screen') for spec in specs]
+    nodes = {spec.name: simulation.launch_node(spec, output='screen') for spec in specs}
+    # The operator source starts once the seed step has exited 0.
+    actions = [nodes[spec.name] if not spec.after else
+               launching.start_after_success(nodes[spec.after], nodes[spec.name])
+               for spec in specs]
     # As in the bringup: a memory node that fails ends the launch with exit 1.
-    memory_node = next(node for spec, node in zip(specs, nodes)
-                       if spec.name == simulation.MEMORY_NODE)
-    return [*nodes, launching.stop_launch_on_failure(memory_node)]
+    memory_node = nodes[simulation.MEMORY_NODE]
+    return [*actions, launching.stop_launch_on_failure(memory_node)]
 
 
 def generate_launch_description():

@@ -23,6 +23,7 @@ NODES = (
     ('memory_node', 'mira_memory.memory.node', 'MemoryNode'),
     ('memory_lifecycle_node', 'mira_memory.memory.lifecycle_node', 'LifecycleMemoryNode'),
     ('cognition_node', 'mira_memory.cognition.node', 'CognitionNode'),
+    ('simulation_seed', 'mira_memory.simulation.seed', 'Seed'),
     ('operator_source', 'mira_memory.simulation.operator_source', 'OperatorSource'),
     ('perception_node', 'mira_memory.simulation.perception_node', 'PerceptionNode'),
     ('attention_node', 'mira_memory.simulation.attention_node', 'AttentionNode'),

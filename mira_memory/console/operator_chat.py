@@ -14,7 +14,9 @@ A run is one operator episode with an id of its own (chat-<UTC time>-<random>,
 so a restart never reuses one); `/new` starts the next episode, which gets a
 fresh acquisition budget. Lines starting with `memory` are console commands
 (docs/console.md) run by an in-process memory_console, so entities can be
-added and memories inspected alongside the conversation. `/quit`, `quit`,
+added and memories inspected alongside the conversation; that console is a
+participant of its own, in the SROS2 enclave console_enclave names (the
+admin enclave, docs/trust.md). `/quit`, `quit`,
 `exit` or end of input leave (exit 0). Exit 1: a parameter of the wrong type, or
 cognition never subscribed.
 """
@@ -66,6 +68,9 @@ class OperatorChat(Node):
             ('start_timeout_sec', 30.0,
              'How long to wait for the cognition node (and, before a turn, the memory '
              'node) to subscribe.'),
+            ('console_enclave', '',
+             'SROS2 enclave of the console that runs the "memory ..." commands (a '
+             'participant of its own), such as /mira/admin. Empty: no --enclave.'),
             ('turn_timeout_sec', 300.0,
              "How long to wait for a turn's end-of-turn marker (a local model can be "
              'slow).'),
@@ -165,7 +170,12 @@ def _console_command(chat, session, line, out, err):
         settings = console.Settings(
             memory_node=chat.absolute(chat.settings['memory_node']),
             cognition_node=chat.absolute(chat.settings['cognition_node']))
-        session = console.Session(['operator_chat'], settings)
+        # The admin services are not the operator's: under SROS2 the console
+        # runs in the admin enclave, the chat itself in operator_chat.
+        enclave = chat.settings['console_enclave']
+        session = console.Session(
+            ['operator_chat', *(['--ros-args', '--enclave', enclave] if enclave else [])],
+            settings)
     try:
         # The console's own line handling, so output matches memory_console.
         console.run_line(session, line, out, err)

@@ -6,9 +6,9 @@ A failed memory node ends the launch; a managed memory node is brought up
 through launch_ros's lifecycle events; database paths must be absolute; the
 memory node's parameters come from a params file and launch arguments.
 
-Only stop_launch_on_failure() and autostart() import launch, so the rest is
-tested in the standalone environment, where launch is not installed (it is
-not on PyPI).
+Only stop_launch_on_failure(), start_after_success() and autostart() import
+launch, so the rest is tested in the standalone environment, where launch
+is not installed (it is not on PyPI).
 """
 
 import os
@@ -91,6 +91,22 @@ def autostart(lifecycle_node):
 def launch_flag(name, text):
     """Return the launch argument name's true/false value as a bool; refuse anything else."""
     return _typed(name, text, bool)
+
+
+def start_after_success(prerequisite, node_action):
+    """
+    Return the action that starts node_action once prerequisite's process exited 0.
+
+    A one-shot prerequisite (the simulation's seed step) that fails ends the
+    launch with exit 1 instead, as a failed memory node does.
+    """
+    from launch.actions import RegisterEventHandler
+    from launch.event_handlers import OnProcessExit
+
+    def on_exit(event, context):
+        shut_down_on_failure(event, context)
+        return [node_action]
+    return RegisterEventHandler(OnProcessExit(target_action=prerequisite, on_exit=on_exit))
 
 
 def absolute_database_path(configured):

@@ -363,15 +363,16 @@ def run(args, out):
     try:
         # The operator source starts last, once this observer hears cognition,
         # attention and perception, so the transcript is printed as it happens.
+        # (start() waits for the seed step before the operator source.)
         first = [spec for spec in specs if spec.name != 'operator_source']
         processes = simulation.start(first, workdir / 'logs')
         observer.wait_for_publishers(args.timeout)
         processes += simulation.start(
-            [spec for spec in specs if spec not in first], workdir / 'logs')
+            [spec for spec in specs if spec not in first], workdir / 'logs', started=processes)
         by_name = {process.name: process for process in processes}
         _play(observer, transcript, by_name, scenario, args.timeout)
         _print_recall(observer, transcript, scenario)
-    except DemoFailed as error:
+    except (DemoFailed, simulation.PrerequisiteFailed) as error:
         transcript.problems.append(str(error))
     except (KeyboardInterrupt, ExternalShutdownException):
         transcript.problems.append('interrupted')
@@ -429,12 +430,14 @@ def _play(observer, transcript, processes, scenario, timeout):
         observer.spin_once()
         for name, process in processes.items():
             code = process.poll()
-            if code is not None and (name != 'operator_source' or code != 0):
+            # The seed step and the operator source exit 0 when done.
+            finishes = process.spec.one_shot or name == 'operator_source'
+            if code is not None and (not finishes or code != 0):
                 raise DemoFailed(f'{name} exited early with code {code}:\n{process.output()}')
         if not seed_shown and observer.results:
-            # The operator source seeds before its first utterance.
+            # The seed step had finished before the operator source started.
             seed_shown = True
-            transcript.say('seed (supervised admin services, run by the operator source):')
+            transcript.say('seed (supervised admin services, run by the seed step):')
             for entity in scenario.seed:
                 response = observer.call(
                     AdminEntityFind, 'memory/admin/entity_find',

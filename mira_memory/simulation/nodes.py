@@ -11,12 +11,16 @@ so CI starts exactly the nodes, names and parameters the launch file starts.
 
 Who gets which memory access is decided here, by wiring, and again inside
 each node by construction: cognition has recall_memory and remember clients,
-attention only recall_memory, perception none; the operator source uses the
-admin services for the supervised seed and is the only publisher of
-operator/utterance. Each node runs in its own SROS2 enclave (NodeSpec.enclave),
-which config/security/mira.policy.xml grants exactly this wiring.
+attention only recall_memory, perception none; the seed step (a one-shot
+process the operator source starts after) uses the admin services for the
+supervised seed; the operator source is the only publisher of
+operator/utterance and calls no admin service. Each node runs in an SROS2
+enclave of its namespace (NodeSpec.enclave), which the policy that
+mira_memory.ros.security_policy generates for that namespace grants exactly
+this wiring.
 """
 
+import dataclasses
 from dataclasses import dataclass, field
 import itertools
 import json
@@ -26,15 +30,22 @@ import signal
 
 from mira_memory.simulation import processes
 
+from mira_memory.ros import security_policy
+
 PACKAGE = 'mira_memory'
-# SROS2 enclaves (config/security/mira.policy.xml): one per process, fixed
-# paths whatever the namespace, because a keystore holds fixed enclaves.
-ENCLAVE_ROOT = '/mira'
 DEFAULT_NAMESPACE = '/mira'
 DEFAULT_ROBOT_PROFILE = 'Mira'
 DEFAULT_SCENARIO = 'demo.toml'
 MEMORY_NODE = 'memory'
 COGNITION_NODE = 'cognition'
+SEED_NODE = 'seed'
+# How long a node waits for the one-shot process it starts after (the seed's
+# own calls have deadlines of their own; this only guards against a hang).
+PREREQUISITE_TIMEOUT_SEC = 120.0
+
+
+class PrerequisiteFailed(RuntimeError):
+    """A one-shot process that another node starts after did not exit 0."""
 
 
 @dataclass(frozen=True)
@@ -46,6 +57,12 @@ class NodeSpec:
     namespace: str
     parameters: dict = field(default_factory=dict)
     remappings: tuple = ()
+    # SROS2 enclave name (in the namespace); empty: the node's own name.
+    enclave_name: str = ''
+    # A one-shot process exits 0 when its work is done (the seed step).
+    one_shot: bool = False
+    # The one-shot node that must have exited 0 before this one starts.
+    after: str = ''
 
     @property
     def fully_qualified_name(self):
@@ -54,7 +71,7 @@ class NodeSpec:
     @property
     def enclave(self):
         """Return the SROS2 enclave this node runs in (used only when security is on)."""
-        return f'{ENCLAVE_ROOT}/{self.name}'
+        return security_policy.enclave_path(self.namespace, self.enclave_name or self.name)
 
 
 def default_scenario_file():
@@ -104,18 +121,25 @@ def simulation_nodes(*, database_path, scenario_file, robot_profile=DEFAULT_ROBO
         NodeSpec('perception_node', 'perception', namespace, {
             'scenario_file': scenario_file,
         }),
+        # Entity administration is supervised: the admin enclave seeds, the
+        # operator only speaks.
+        NodeSpec('simulation_seed', SEED_NODE, namespace, {
+            'scenario_file': scenario_file,
+            'memory_node': MEMORY_NODE,
+            'call_timeout_sec': float(call_timeout_sec),
+        }, enclave_name='admin', one_shot=True),
         NodeSpec('operator_source', 'operator_source', namespace, {
             'scenario_file': scenario_file,
             'memory_node': MEMORY_NODE,
             'cognition_node': COGNITION_NODE,
             'exit_when_done': bool(exit_when_done),
-        }),
+        }, after=SEED_NODE),
     )
     if use_sim_time is None:
         return specs
-    return tuple(NodeSpec(spec.executable, spec.name, spec.namespace,
-                          {**spec.parameters, 'use_sim_time': bool(use_sim_time)},
-                          spec.remappings) for spec in specs)
+    return tuple(dataclasses.replace(
+        spec, parameters={**spec.parameters, 'use_sim_time': bool(use_sim_time)})
+        for spec in specs)
 
 
 def launch_node(spec, **kwargs):
@@ -183,6 +207,42 @@ class Process(processes.Process):
         return code if self.stopped_by in (None, signal.SIGINT) else None
 
 
-def start(specs, directory):
-    """Start every spec as a process, in order; return the Processes."""
-    return [Process(spec, directory) for spec in specs]
+def await_prerequisite(spec, processes, timeout=PREREQUISITE_TIMEOUT_SEC):
+    """
+    Wait until the one-shot process spec starts after (spec.after) has exited 0.
+
+    processes: the Processes started so far. Raise PrerequisiteFailed, with
+    the prerequisite's output, when it exits non-zero or not within timeout.
+    """
+    if not spec.after:
+        return
+    found = [process for process in processes if process.name == spec.after]
+    if not found:
+        raise PrerequisiteFailed(f'{spec.name} starts after {spec.after}, which was not started')
+    code = found[-1].wait(timeout)
+    if code != 0:
+        happened = (f'did not exit within {timeout:g} s' if code is None
+                    else f'exited with code {code}')
+        raise PrerequisiteFailed(
+            f'{spec.after} {happened}, so {spec.name} was not started:\n{found[-1].output()}')
+
+
+def start(specs, directory, started=()):
+    """
+    Start every spec as a process, in order; return the Processes.
+
+    A spec with `after` starts once that one-shot process (in specs or in
+    started) has exited 0, as the launch file does. When it fails, the
+    processes started here are stopped and PrerequisiteFailed is raised.
+    """
+    processes = []
+    for spec in specs:
+        try:
+            await_prerequisite(spec, [*started, *processes])
+        except PrerequisiteFailed:
+            # Memory node last: nothing may be left calling it when it stops.
+            for process in reversed(processes):
+                process.stop()
+            raise
+        processes.append(Process(spec, directory))
+    return processes

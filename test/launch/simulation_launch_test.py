@@ -2,8 +2,9 @@
 """
 launch_testing test of the installed simulation.launch.py with its demo scenario.
 
-The launch file starts the memory node (on a temporary database), the operator
-source, cognition, perception and attention; the scenario runs by itself.
+The launch file starts the memory node (on a temporary database), cognition,
+perception, attention, the seed step and, once it exited 0, the operator
+source; the scenario runs by itself.
 This test watches /mira/cognition/tool_results and the ROS graph. Run by
 `colcon test` (add_launch_test) or `launch_test test/launch/simulation_launch_test.py`
 on a ROS 2 install; DDS settings come from the environment.
@@ -128,6 +129,10 @@ class TestSimulation(unittest.TestCase):
         ]
         self.assertEqual(
             autonomous, [(AUTONOMOUS_EPISODE, ToolResult.OUTCOME_REFUSED, 'tool_unavailable')])
+
+    def test_seed_step_exits_once_the_entities_exist(self, proc_info):
+        # The operator source starts only after this (launching.start_after_success).
+        proc_info.assertWaitForShutdown(process='simulation_seed', timeout=SCENARIO_WAIT)
 
     def test_operator_source_exits_once_its_script_is_done(self, proc_info):
         # Waiting here also keeps the end of the run from racing its own exit:

@@ -185,6 +185,14 @@ def test_simulation_stops_the_whole_launch_when_the_memory_node_fails():
     assert 'launching.stop_launch_on_failure(memory_node)' in simulation
 
 
+def test_simulation_starts_a_node_after_its_prerequisite_succeeded():
+    # The operator source after the seed step (NodeSpec.after); a failed
+    # seed step ends the launch (launching.start_after_success).
+    simulation = (ROOT / 'launch' / 'simulation.launch.py').read_text()
+    assert ('launching.start_after_success(nodes[spec.after], nodes[spec.name])'
+            in simulation)
+
+
 # Params file and launch arguments (mira_memory.ros.launching) --------------------------
 
 DEFAULTS = {'enabled': True, 'database_path': '/home/r/.ros/mira_memory/memory.sqlite3',

@@ -127,19 +127,18 @@ def test_console_gets_its_answer_when_the_first_reply_is_lost(server, tmp_path):
     assert drop.received('admin/find') == 2
 
 
-def test_operator_source_seed_gets_its_answer_when_the_first_reply_is_lost(server, tmp_path):
+def test_seed_step_gets_its_answer_when_the_first_reply_is_lost(server, tmp_path):
     drop = server('admin/entity_find')
     scenario = tmp_path / 'scenario.toml'
     scenario.write_text(
         '[[seed.entities]]\ntype = "person"\nname = "Grace Hopper"\naliases = []\n\n'
         '[[episodes]]\nname = "e1"\n[[episodes.turns]]\nid = "t1"\ntext = "Hello."\n')
-    source = NodeProcess(
-        'operator_source', namespace=drop.namespace, directory=str(tmp_path),
-        parameters={'scenario_file': str(scenario), 'memory_node': drop.prefix,
-                    'start_timeout_sec': 3.0})
-    # No cognition node exists: after seeding it waits for one, then exits 1.
-    source.wait(timeout=60)
-    output = source.output()
+    seed = NodeProcess(
+        'simulation_seed', namespace=drop.namespace, directory=str(tmp_path),
+        parameters={'scenario_file': str(scenario), 'memory_node': drop.prefix})
+    code = seed.wait(timeout=60)
+    output = seed.output()
+    assert code == 0, output
     # entity_find (read) was resent and answered with ENT7: nothing to create.
     assert "seed: 'Grace Hopper' already exists as ENT7" in output, output
     assert drop.received('admin/entity_find') == 2

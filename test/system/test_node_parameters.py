@@ -27,6 +27,7 @@ CASES = [
     ('cognition_node', 'call_timeout_sec:=1', f'parameter call_timeout_sec {FLOAT}'),
     ('attention_node', 'call_timeout_sec:=1', f'parameter call_timeout_sec {FLOAT}'),
     ('perception_node', 'scenario_file:=1', 'parameter scenario_file must be a string'),
+    ('simulation_seed', 'call_timeout_sec:=10', f'parameter call_timeout_sec {FLOAT}'),
     ('operator_source', 'exit_when_done:=1', 'parameter exit_when_done must be true or false'),
     ('operator_chat', 'start_timeout_sec:=1', f'parameter start_timeout_sec {FLOAT}'),
     ('memory_node', 'observed_turn_wait_sec:=1', f'parameter observed_turn_wait_sec {FLOAT}'),

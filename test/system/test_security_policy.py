@@ -1,126 +1,37 @@
 # SPDX-License-Identifier: Apache-2.0
 """
-The SROS2 policy (config/security/mira.policy.xml) against what the nodes really wire.
+The generated SROS2 policy against what the simulation's processes really wire.
 
 The standalone Fast DDS is built without security, so nothing here can show
-that a denied call is refused (README, "Trust"). What can be checked is the
-policy itself: it parses in the SROS2 policy format, it has one enclave per
-simulation process (plus the console), and each enclave allows exactly the
-topics and services that process creates in the live ROS graph when the
-simulation runs from mira_memory.simulation.nodes, the description the launch file
-uses. Neither side is written down twice.
+that a denied call is refused (docs/trust.md). What can be checked is the
+policy itself, in two namespaces (one of them nested): the simulation runs
+from mira_memory.simulation.nodes, the description the launch file uses,
+with the policy memory_policy generates for that namespace, and every node
+must create in the live ROS graph exactly what its profile in its enclave
+allows (a name left out would be denied under enforcement, a name too many
+would be a permission nobody needs), and run in the enclave the graph
+reports for it (--enclave is really passed). The seed step is seen while
+it waits for the memory node, then the rest once it has seeded; then
+operator_chat, whose console runs in the admin enclave. Neither side is
+written down twice. The policy file alone: test/unit/test_security_policy_file.py.
 """
 
-import collections
-import pathlib
+import dataclasses
+import fnmatch
+import subprocess
 import time
-import xml.etree.ElementTree as ElementTree
 
+from mira_memory.ros import security_policy
 from mira_memory.simulation import nodes as simulation
+from policy_rules import load
 import pytest
+from rosutil import executable, unique_namespace
 
-ROOT = pathlib.Path(__file__).resolve().parents[2]
-POLICY = ROOT / 'config' / 'security' / 'mira.policy.xml'
-POLICY_NAMESPACE = '/mira'
-CONSOLE_ENCLAVE = '/mira/console'
+pytestmark = pytest.mark.ros
+
 WAIT = 120.0
-# (element, attribute) -> what the graph calls it.
-RULES = {('topics', 'publish'): 'publish', ('topics', 'subscribe'): 'subscribe',
-         ('services', 'reply'): 'serve', ('services', 'request'): 'call'}
-SEED_SERVICES = {'entity_find', 'entity_add', 'alias_add'}
-
-
-def resolve(name, namespace, node):
-    """Expand a policy name (absolute, ~/private or relative) the way SROS2 does."""
-    if name.startswith('/'):
-        return name
-    if name.startswith('~/'):
-        return f'{namespace.rstrip("/")}/{node}/{name[2:]}'
-    return f'{namespace.rstrip("/")}/{name}'
-
-
-def load_policy(namespace=POLICY_NAMESPACE):
-    """
-    Return {enclave path: {'publish'|'subscribe'|'serve'|'call': {absolute names}}}.
-
-    Profiles written for /mira are resolved in namespace, so the policy can be
-    compared with a simulation running in a test namespace of its own.
-    """
-    root = ElementTree.parse(POLICY).getroot()
-    assert (root.tag, root.get('version')) == ('policy', '0.2.0')
-    [enclaves] = list(root)
-    assert enclaves.tag == 'enclaves'
-    policy = {}
-    for enclave in enclaves:
-        assert enclave.tag == 'enclave'
-        rules = policy.setdefault(enclave.get('path'), collections.defaultdict(set))
-        [profiles] = list(enclave)
-        for profile in profiles:
-            assert profile.tag == 'profile' and profile.get('ns') == POLICY_NAMESPACE
-            for group in profile:
-                granted = [RULES[group.tag, attribute] for attribute, value in group.items()
-                           if value == 'ALLOW']
-                assert granted and set(group.attrib.values()) == {'ALLOW'}, group.attrib
-                for item in group:
-                    assert item.tag == group.tag[:-1]
-                    for rule in granted:
-                        rules[rule].add(resolve(item.text, namespace, profile.get('node')))
-    return policy
-
-
-def specs(namespace=POLICY_NAMESPACE, directory='/tmp/mira_policy'):
-    return simulation.simulation_nodes(
-        database_path=f'{directory}/memory.sqlite3',
-        scenario_file=simulation.default_scenario_file(), namespace=namespace,
-        exit_when_done=False)
-
-
-def holders(policy, rule, name):
-    return {enclave for enclave, rules in policy.items() if name in rules[rule]}
-
-
-# The policy alone ----------------------------------------------------------------------------
-
-
-def test_one_enclave_per_simulation_process_and_the_console():
-    assert set(load_policy()) == {spec.enclave for spec in specs()} | {CONSOLE_ENCLAVE}
-
-
-def test_only_the_operator_source_publishes_operator_turns():
-    policy = load_policy()
-    assert holders(policy, 'publish', '/mira/operator/utterance') == {'/mira/operator_source'}
-    assert holders(policy, 'subscribe', '/mira/operator/utterance') == {
-        '/mira/memory', '/mira/cognition'}
-
-
-def test_only_cognition_calls_remember_and_only_the_memory_node_serves_it():
-    policy = load_policy()
-    assert holders(policy, 'call', '/mira/memory/remember') == {'/mira/cognition'}
-    assert holders(policy, 'serve', '/mira/memory/remember') == {'/mira/memory'}
-
-
-def test_only_the_console_calls_admin_and_the_operator_source_only_seeds():
-    policy = load_policy()
-    admin = {name for rules in policy.values() for name in rules['serve']
-             if name.startswith('/mira/memory/admin/')}
-    callers = {name: holders(policy, 'call', name) for name in admin}
-    assert {name.rpartition('/')[2] for name in admin} == {
-        'status', 'entity_add', 'entity_find', 'alias_add', 'find', 'add', 'show', 'list',
-        'retire', 'forget', 'backup', 'export', 'verify'}
-    assert {name: enclaves - {'/mira/operator_source'} for name, enclaves in callers.items()} \
-        == dict.fromkeys(admin, {CONSOLE_ENCLAVE})
-    seeded = {name.rpartition('/')[2] for name, enclaves in callers.items()
-              if '/mira/operator_source' in enclaves}
-    assert seeded == SEED_SERVICES
-
-
-def test_no_enclave_is_granted_a_wildcard_beyond_the_consoles_own_node():
-    wildcards = {(enclave, name) for enclave, rules in load_policy().items()
-                 for names in rules.values() for name in names if '*' in name}
-    assert wildcards == {(CONSOLE_ENCLAVE, '/memory_console_*/get_type_description')}
-
-
-# The policy against the live graph -------------------------------------------------------------
+GRAPH_RULES = ('publish', 'subscribe', 'serve', 'call')
+ADMIN_PREFIXES = ('/memory/admin/', '/cognition/working_memory/')
 
 
 def graph_of(node, name, namespace):
@@ -134,42 +45,157 @@ def graph_of(node, name, namespace):
     return {rule: {topic for topic, _ in call(name, namespace)} for rule, call in calls.items()}
 
 
-@pytest.mark.ros
-def test_every_enclave_allows_exactly_what_its_process_wires(ros, tmp_path):
+def allowed(policy, spec, use_sim_time):
+    """Return what spec's profile in its enclave allows, by rule; /clock only with sim time."""
+    rules = policy[spec.enclave][(spec.namespace, spec.name)]
+    wanted = {rule: set(rules[rule]) for rule in GRAPH_RULES}
+    if not use_sim_time:
+        # Granted to every node, used only by a node following /clock.
+        wanted['subscribe'].discard('/clock')
+    return wanted
+
+
+def exited_early(process):
+    """Return True when process exited and was not a one-shot that finished its work."""
+    code = process.poll()
+    return code is not None and not (process.spec.one_shot and code == 0)
+
+
+def settle(ros, specs, wanted, processes):
+    """Return the graph of specs once it equals wanted (or the deadline passed)."""
     from rclpy.node import NodeNameNonExistentError
-    from rosutil import unique_namespace
-    namespace = unique_namespace('policy')
-    running = specs(namespace, str(tmp_path))
-    expected = load_policy(namespace)
-    processes = simulation.start(running, tmp_path / 'logs')
+    deadline = time.monotonic() + WAIT
+    while True:
+        try:
+            seen = {spec.name: graph_of(ros.node, spec.name, spec.namespace) for spec in specs}
+        except NodeNameNonExistentError:
+            seen = None
+        # The graph fills in as discovery proceeds: wait until it settles on
+        # the policy, then compare once more for the assertion's diff.
+        if seen == wanted or time.monotonic() > deadline:
+            return seen
+        failed = [process for process in processes if exited_early(process)]
+        assert not failed, '\n'.join(process.output() for process in failed)
+        ros.spin_for(0.2)
+
+
+def differences(seen, wanted):
+    return {(name, rule): {'not in the policy': sorted(seen[name][rule] - names),
+                           'not in the graph': sorted(names - seen[name][rule])}
+            for name, rules in wanted.items() for rule, names in rules.items()
+            if seen is None or seen[name][rule] != names}
+
+
+def enclaves_of(ros, specs):
+    """Return {node name: the enclave the graph reports for it} of specs."""
+    reported = {(namespace, name): enclave for name, namespace, enclave
+                in ros.node.get_node_names_and_namespaces_with_enclaves()}
+    return {spec.name: reported.get((spec.namespace, spec.name)) for spec in specs}
+
+
+def not_allowed(names, patterns):
+    """Return the names no policy name (with sros2's * wildcard) allows."""
+    return {name for name in names
+            if not any(fnmatch.fnmatchcase(name, pattern) for pattern in patterns)}
+
+
+@pytest.mark.parametrize('nested, use_sim_time', [(False, True), (True, None)],
+                         ids=['namespace-sim-time', 'nested-namespace'])
+def test_every_process_wires_exactly_what_its_enclave_allows(ros, tmp_path, nested,
+                                                             use_sim_time):
+    namespace = unique_namespace('policy') + ('/robot2' if nested else '')
+    policy = load(security_policy.policy_xml(namespace))
+    specs = simulation.simulation_nodes(
+        database_path=str(tmp_path / 'memory.sqlite3'),
+        scenario_file=simulation.default_scenario_file(), namespace=namespace,
+        exit_when_done=False, use_sim_time=use_sim_time)
+    # The seed step first, alone: it waits for the memory node with its
+    # clients in the graph (then seeds and exits 0 once the memory node runs).
+    # Its wait outlasts this test's own deadline.
+    [seed] = [dataclasses.replace(
+        spec, parameters={**spec.parameters, 'call_timeout_sec': 2 * WAIT})
+        for spec in specs if spec.one_shot]
+    others = [spec for spec in specs if not spec.one_shot]
+    processes = simulation.start([seed], tmp_path / 'logs')
+    chat = None
     try:
-        deadline = time.monotonic() + WAIT
-        while True:
-            try:
-                seen = {spec.enclave: graph_of(ros.node, spec.name, namespace)
-                        for spec in running}
-            except NodeNameNonExistentError:
-                seen = None
-            wanted = {spec.enclave: {rule: set(expected[spec.enclave][rule])
-                                     for rule in RULES.values()} for spec in running}
-            # The graph fills in as discovery proceeds: wait until it settles on
-            # the policy, then compare once more for the assertion's diff.
-            if seen == wanted or time.monotonic() > deadline:
-                break
-            failed = [process.name for process in processes if process.poll() is not None]
-            assert not failed, '\n'.join(process.output() for process in processes)
-            ros.spin_for(0.2)
+        wanted_seed = {seed.name: allowed(policy, seed, use_sim_time)}
+        seen_seed = settle(ros, [seed], wanted_seed, processes)
+        assert differences(seen_seed, wanted_seed) == {}
+        assert enclaves_of(ros, [seed]) == {'seed': f'{namespace}/admin'}
+        processes += simulation.start(others, tmp_path / 'logs', started=processes)
+        wanted = {spec.name: allowed(policy, spec, use_sim_time) for spec in others}
+        seen = settle(ros, others, wanted, processes)
+        assert differences(seen, wanted) == {}
+        assert enclaves_of(ros, others) == {spec.name: spec.enclave for spec in others}
+        chat, chat_seen, console_seen = run_operator_chat(ros, namespace, policy, tmp_path)
     finally:
+        if chat is not None:
+            chat.stdin.close()
+            chat.wait(timeout=WAIT)
         for process in sorted(processes, key=lambda process: process.name == 'memory'):
             process.stop()
-    differences = {
-        (enclave, rule): {'not in the policy': sorted(seen[enclave][rule] - names),
-                          'not in the graph': sorted(names - seen[enclave][rule])}
-        for enclave, rules in wanted.items() for rule, names in rules.items()
-        if seen is None or seen[enclave][rule] != names}
-    assert differences == {}
-    # The console calls exactly the admin services the memory node serves and
-    # the working-memory services cognition serves.
-    served = {name for rules in seen.values() for name in rules['serve']
-              if '/memory/admin/' in name or '/cognition/working_memory/' in name}
-    assert expected[CONSOLE_ENCLAVE]['call'] == served
+    assert {spec.enclave for spec in specs} == {
+        f'{namespace}/{name}' for name in (
+            'memory', 'cognition', 'attention', 'perception', 'admin', 'operator_source')}
+    # The operator source calls nothing: no admin service, not even entity_find.
+    assert seen['operator_source']['call'] == set()
+    # The admin enclave's console calls exactly the admin and working-memory
+    # services the nodes serve; its ros2 param profile exactly the memory
+    # node's parameter services.
+    admin = policy[f'{namespace}/admin']
+    served = {name for rules in seen.values() for name in rules['serve']}
+    assert admin[('/', security_policy.CONSOLE_NODE)]['call'] == {
+        name for name in served if name.startswith(tuple(
+            f'{namespace}{prefix}' for prefix in ADMIN_PREFIXES))}
+    assert admin[('/', security_policy.ROS2CLI_NODE)]['call'] == {
+        f'{namespace}/memory/{name}' for name in security_policy.PARAMETER_SERVICES} == {
+        name for name in seen['memory']['serve']
+        if name.rpartition('/')[2] in security_policy.PARAMETER_SERVICES}
+    # operator_chat: exactly its profile; its console: only what the admin
+    # enclave's console profile allows, among it the admin/status it called.
+    assert chat.returncode == 0
+    assert chat_seen['call'] == set()
+    console_rules = admin[('/', security_policy.CONSOLE_NODE)]
+    assert {rule: not_allowed(names, console_rules[rule])
+            for rule, names in console_seen.items()} == dict.fromkeys(GRAPH_RULES, set())
+    assert f'{namespace}/memory/admin/status' in console_seen['call']
+
+
+def run_operator_chat(ros, namespace, policy, directory):
+    """
+    Start operator_chat in its enclave, its console in the admin enclave; run one command.
+
+    Return (the chat process, still running, its graph, its console's graph).
+    The chat reads stdin; closing it ends the chat with exit 0.
+    """
+    from rclpy.node import NodeNameNonExistentError
+    chat_spec = simulation.NodeSpec('operator_chat', 'operator_chat', namespace)
+    log = open(directory / 'operator_chat.log', 'w')
+    chat = subprocess.Popen(
+        [executable('operator_chat'), '--ros-args', '-r', f'__ns:={namespace}',
+         '--enclave', chat_spec.enclave, '-p', f'console_enclave:={namespace}/admin'],
+        stdin=subprocess.PIPE, stdout=log, stderr=subprocess.STDOUT, text=True,
+        start_new_session=True)
+    log.close()
+    chat.stdin.write('memory persistent\n')
+    chat.stdin.flush()
+    console = simulation.NodeSpec('operator_chat', f'memory_console_{chat.pid}', '/')
+    wanted = allowed(policy, chat_spec, use_sim_time=False)
+    seen = {}
+
+    def settled():
+        assert chat.poll() is None, (directory / 'operator_chat.log').read_text()
+        try:
+            seen['chat'] = graph_of(ros.node, chat_spec.name, namespace)
+            seen['console'] = graph_of(ros.node, console.name, '/')
+        except NodeNameNonExistentError:
+            return False
+        status = f'{namespace}/memory/admin/status'
+        return (seen['chat'] == wanted and status in seen['console']['call']
+                and enclaves_of(ros, [chat_spec, console]) == {
+                    chat_spec.name: chat_spec.enclave, console.name: f'{namespace}/admin'})
+
+    ros.spin_until(settled, 'operator_chat and its console in their enclaves', timeout=WAIT,
+                   logs=lambda: (directory / 'operator_chat.log').read_text())
+    return chat, seen['chat'], seen['console']

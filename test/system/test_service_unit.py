@@ -70,6 +70,11 @@ def test_the_unit_shows_the_ros_security_settings():
     text = UNIT.read_text()
     for name in ('ROS_SECURITY_KEYSTORE', 'ROS_SECURITY_ENABLE', 'ROS_SECURITY_STRATEGY'):
         assert re.search(rf'^#?Environment={name}=', text, re.MULTILINE), name
+    # The memory node's enclave of the policy generated for the bringup's namespace.
+    from mira_memory.ros import security_policy
+    enclave = security_policy.enclave_path(security_policy.DEFAULT_NAMESPACE, 'memory')
+    words = [word.strip("'") for word in dict(directives())['ExecStart'].split()]
+    assert f'enclave:={enclave}' in words
 
 
 def test_systemd_analyze_rates_the_unit_at_most_4_5(tmp_path):

@@ -129,6 +129,8 @@ class Simulation:
     def start(self, name):
         running = self.processes.get(name)
         assert running is None or running.poll() is not None, f'{name} is still running'
+        # The operator source starts after the seed step, as in the launch file.
+        simulation.await_prerequisite(self.specs[name], self.processes.values())
         self.processes[name] = simulation.Process(self.specs[name], self.directory / 'logs')
         return self.processes[name]
 
@@ -536,7 +538,7 @@ def test_console_memory_and_memory_clear(demo_run):
 
 
 def test_working_memory_is_lost_on_restart_while_persistent_memory_survives(ros, tmp_path):
-    sim = Simulation(ros, tmp_path, names=['memory', 'cognition', 'operator_source'])
+    sim = Simulation(ros, tmp_path, names=['memory', 'cognition', 'seed', 'operator_source'])
     try:
         sim.spin_until(lambda: sim.processes['operator_source'].poll() == 0,
                        'the operator scenario')
@@ -597,7 +599,8 @@ def test_demo_command_runs_the_scenario_and_exits_zero(tmp_path):
         'this episode; nothing was done.',
         'recall_memory("Ada Lovelace") -> found',
         'persistent memory: 3 entities, 2 aliases, 3 memories, 3 payloads',
-        'node exit codes: cognition 0, attention 0, perception 0, operator_source 0, memory 0',
+        'node exit codes: cognition 0, attention 0, perception 0, seed 0, operator_source 0, '
+        'memory 0',
     ]
     missing = [line for line in expected if line not in lines]
     assert not missing, report

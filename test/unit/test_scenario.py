@@ -141,10 +141,22 @@ def nodes():
         database_path='/tmp/mira/memory.sqlite3', scenario_file=str(DEMO), namespace='mira')}
 
 
-def test_simulation_runs_five_nodes_in_one_absolute_namespace():
+def test_simulation_runs_six_nodes_in_one_absolute_namespace():
     specs = nodes()
-    assert sorted(specs) == ['attention', 'cognition', 'memory', 'operator_source', 'perception']
+    assert sorted(specs) == [
+        'attention', 'cognition', 'memory', 'operator_source', 'perception', 'seed']
     assert {spec.namespace for spec in specs.values()} == {'/mira'}
+
+
+def test_the_seed_step_runs_as_admin_and_the_operator_source_after_it():
+    specs = nodes()
+    assert {name: spec.enclave for name, spec in specs.items()} == {
+        'memory': '/mira/memory', 'cognition': '/mira/cognition',
+        'attention': '/mira/attention', 'perception': '/mira/perception',
+        'seed': '/mira/admin', 'operator_source': '/mira/operator_source'}
+    assert [(name, spec.after) for name, spec in specs.items() if spec.after] == [
+        ('operator_source', 'seed')]
+    assert [name for name, spec in specs.items() if spec.one_shot] == ['seed']
 
 
 def test_memory_node_gets_the_database_and_robot_profile():
@@ -152,10 +164,11 @@ def test_memory_node_gets_the_database_and_robot_profile():
         'enabled': True, 'database_path': '/tmp/mira/memory.sqlite3', 'robot_profile': 'Mira'}
 
 
-def test_only_cognition_and_attention_are_pointed_at_the_memory_tools():
+def test_only_cognition_attention_and_the_seed_step_are_pointed_at_the_memory_node():
     pointed = sorted(
         name for name, spec in nodes().items() if 'call_timeout_sec' in spec.parameters)
-    assert pointed == ['attention', 'cognition']
+    # The seed step calls the admin services only (its policy profile).
+    assert pointed == ['attention', 'cognition', 'seed']
     assert 'memory_node' not in nodes()['perception'].parameters
 
 

@@ -1,0 +1,235 @@
+# SPDX-License-Identifier: Apache-2.0
+"""
+The SROS2 access-control policy of mira_memory, generated for any namespace.
+
+    memory_policy [--namespace /mira] > policy.xml
+
+prints the whole policy (SROS2 policy format 0.2.0) for the nodes running in
+one namespace; config/security/mira.policy.xml is its /mira output
+(test/unit/test_security_policy_file.py checks it byte for byte, and
+test/system/test_security_policy.py checks the policy against the live ROS
+graph). One table, enclaves(), says which process may publish, subscribe,
+serve and call what; NODE_COMMON and PARAMETER_SERVICES hold what every
+node needs. docs/trust.md: the enclaves and the keystore steps.
+
+ROS-free (the standard library and mira_memory.wire only), so the policy can
+be generated on a machine without ROS.
+"""
+
+import argparse
+from dataclasses import dataclass
+import re
+import sys
+import textwrap
+from xml.sax.saxutils import escape, quoteattr
+
+from mira_memory.wire import (
+    DIAGNOSTICS_TOPIC, OBSERVATIONS_TOPIC, TOOL_RESULTS_TOPIC, UTTERANCE_TOPIC)
+
+POLICY_VERSION = '0.2.0'
+DEFAULT_NAMESPACE = '/mira'
+
+# The memory node's admin services (~/admin/<command>): the console's commands.
+ADMIN_COMMANDS = (
+    'status', 'entity_add', 'entity_find', 'alias_add', 'find', 'add', 'show', 'list',
+    'retire', 'forget', 'backup', 'export', 'verify')
+# What the simulation's seed step calls (entity administration is supervised).
+SEED_COMMANDS = ('entity_find', 'entity_add', 'alias_add')
+WORKING_MEMORY_SERVICES = ('working_memory/show', 'working_memory/clear')
+# A node's parameter services (rclpy starts them unless told not to).
+# rclpy's parameter client (ros2 param) creates a client for all six.
+PARAMETER_SERVICES = (
+    'describe_parameters', 'get_parameter_types', 'get_parameters', 'list_parameters',
+    'set_parameters', 'set_parameters_atomically')
+# Nodes that tools name <prefix><pid> in the root namespace: memory_console,
+# and every ros2 command (ros2cli's DirectNode, '_ros2cli_<pid>'; run it with
+# ROS_SECURITY_ENCLAVE_OVERRIDE and --no-daemon).
+CONSOLE_NODE = 'memory_console_*'
+ROS2CLI_NODE = '_ros2cli_*'
+
+_NAMESPACE = re.compile(r'/|(/[A-Za-z_][A-Za-z0-9_]*)+')
+
+
+@dataclass(frozen=True)
+class Rules:
+    """Names one node may publish, subscribe to, serve (reply) and call (request)."""
+
+    publish: tuple = ()
+    subscribe: tuple = ()
+    reply: tuple = ()
+    request: tuple = ()
+
+    def __add__(self, other):
+        """Return both rule sets in one, each name once, in order."""
+        return Rules(*(tuple(dict.fromkeys(mine + theirs)) for mine, theirs in zip(
+            (self.publish, self.subscribe, self.reply, self.request),
+            (other.publish, other.subscribe, other.reply, other.request))))
+
+
+# Every node: logging, parameter events, its type description service (Jazzy
+# and later), and /clock, which a node subscribes to with use_sim_time.
+NODE_COMMON = Rules(
+    publish=('/rosout', '/parameter_events'), subscribe=('/clock',),
+    reply=('~/get_type_description',))
+WITH_PARAMETERS = NODE_COMMON + Rules(reply=tuple(f'~/{name}' for name in PARAMETER_SERVICES))
+
+
+@dataclass(frozen=True)
+class Profile:
+    """One node of an enclave: its name, whether in the namespace or the root, and its rules."""
+
+    node: str
+    rules: Rules
+    common: Rules = WITH_PARAMETERS
+    in_root: bool = False
+
+
+@dataclass(frozen=True)
+class Enclave:
+    """One enclave, /<namespace>/<name>: who runs in it and why."""
+
+    name: str
+    purpose: str
+    profiles: tuple
+
+
+def enclaves(namespace):
+    """Return the Enclaves of the nodes running in namespace (absolute names where needed)."""
+    memory = f'{namespace.rstrip("/")}/memory'
+    cognition = f'{namespace.rstrip("/")}/cognition'
+    return (
+        Enclave('memory', 'The memory node: serves recall, remember and admin; hears operator '
+                'turns.', (Profile('memory', Rules(
+                    publish=(DIAGNOSTICS_TOPIC,), subscribe=(UTTERANCE_TOPIC,),
+                    reply=('~/recall_memory', '~/remember',
+                           *(f'~/admin/{command}' for command in ADMIN_COMMANDS)))),)),
+        Enclave('cognition', 'Operator cognition: the only caller of remember.', (Profile(
+            'cognition', Rules(
+                publish=(TOOL_RESULTS_TOPIC,), subscribe=(UTTERANCE_TOPIC,),
+                reply=tuple(f'~/{name}' for name in WORKING_MEMORY_SERVICES),
+                request=('memory/recall_memory', 'memory/remember'))),)),
+        Enclave('attention', 'Autonomous attention: recall only, never remember.', (Profile(
+            'attention', Rules(
+                publish=(TOOL_RESULTS_TOPIC,), subscribe=(OBSERVATIONS_TOPIC,),
+                request=('memory/recall_memory',))),)),
+        Enclave('perception', 'Perception: observations only, no memory service at all.', (
+            Profile('perception', Rules(
+                publish=(OBSERVATIONS_TOPIC,), subscribe=(TOOL_RESULTS_TOPIC,))),)),
+        Enclave('operator_source', "The simulation's operator: publishes operator turns, no "
+                'admin service (the seed step seeds).', (Profile('operator_source', Rules(
+                    publish=(UTTERANCE_TOPIC,), subscribe=(TOOL_RESULTS_TOPIC,))),)),
+        Enclave('operator_chat', 'The operator chat: a person types operator turns. Its '
+                '"memory ..." commands run in a console of their own, in the admin enclave '
+                '(parameter console_enclave).', (Profile('operator_chat', Rules(
+                    publish=(UTTERANCE_TOPIC,), subscribe=(TOOL_RESULTS_TOPIC,))),)),
+        Enclave('admin', 'Administration: the console (memory_console, and the operator '
+                "chat's memory commands), the simulation's seed step, and ros2 param on the "
+                'memory node.', (
+                    Profile(CONSOLE_NODE, Rules(request=(
+                        *(f'{memory}/admin/{command}' for command in ADMIN_COMMANDS),
+                        *(f'{cognition}/{name}' for name in WORKING_MEMORY_SERVICES))),
+                        common=NODE_COMMON, in_root=True),
+                    Profile('seed', Rules(request=tuple(
+                        f'memory/admin/{command}' for command in SEED_COMMANDS))),
+                    Profile(ROS2CLI_NODE, Rules(request=tuple(
+                        f'{memory}/{name}' for name in PARAMETER_SERVICES)),
+                        common=NODE_COMMON, in_root=True))),
+        Enclave('monitor', 'Monitoring (ros2 topic echo, with ROS_SECURITY_ENCLAVE_OVERRIDE): '
+                'reads /diagnostics and /rosout, nothing else.', (Profile(ROS2CLI_NODE, Rules(
+                    subscribe=(DIAGNOSTICS_TOPIC, '/rosout')), common=NODE_COMMON,
+                    in_root=True),)),
+    )
+
+
+def normalize_namespace(namespace):
+    """Return namespace as an absolute ROS namespace; raise ValueError when it is not one."""
+    stripped = namespace.strip()
+    normalized = '/' + stripped.strip('/')
+    if not _NAMESPACE.fullmatch(normalized) or '//' in stripped:
+        raise ValueError(
+            f'{namespace!r} is not a ROS namespace (such as /mira or /site/robot2: '
+            'letters, digits and _, no part starting with a digit)')
+    return normalized
+
+
+def enclave_path(namespace, name):
+    """Return the path of enclave name for nodes in namespace (/mira, memory -> /mira/memory)."""
+    return f'{normalize_namespace(namespace).rstrip("/")}/{name}'
+
+
+def _group(indent, tag, attribute, names):
+    item = tag[:-1]
+    lines = [f'{indent}<{tag} {attribute}="ALLOW">']
+    lines += [f'{indent}  <{item}>{escape(name)}</{item}>' for name in names]
+    return lines + [f'{indent}</{tag}>']
+
+
+def _rules_xml(indent, rules):
+    lines = []
+    for tag, attribute, names in (
+            ('topics', 'publish', rules.publish), ('topics', 'subscribe', rules.subscribe),
+            ('services', 'reply', rules.reply), ('services', 'request', rules.request)):
+        if names:
+            lines += _group(indent, tag, attribute, names)
+    return lines
+
+
+def policy_xml(namespace=DEFAULT_NAMESPACE):
+    """Return the whole policy for the nodes in namespace, as the text of an XML file."""
+    namespace = normalize_namespace(namespace)
+    lines = [
+        '<?xml version="1.0" encoding="UTF-8"?>',
+        '<!--',
+        f'  SROS2 access control for mira_memory in namespace {namespace} '
+        f'(policy format {POLICY_VERSION}).',
+        # (No double hyphen in an XML comment, so the command is not quoted.)
+        '  Generated by the memory_policy command for this namespace',
+        '  (mira_memory/ros/security_policy.py); edit the table there, not this file.',
+        '  One enclave per process; names are relative to the profile ns, and ~/',
+        '  stands for the node name. Under ROS_SECURITY_STRATEGY=Enforce everything',
+        '  not allowed here is denied.',
+        '  Keystore steps and the enclave of each process: docs/trust.md.',
+        '-->',
+        f'<policy version="{POLICY_VERSION}">',
+        '  <enclaves>',
+    ]
+    for enclave in enclaves(namespace):
+        purpose = textwrap.wrap(escape(enclave.purpose), 80)
+        lines += [f'    <!-- {purpose[0]}', *(f'         {line}' for line in purpose[1:])]
+        lines[-1] += ' -->'
+        lines.append(f'    <enclave path={quoteattr(enclave_path(namespace, enclave.name))}>')
+        lines.append('      <profiles>')
+        for profile in enclave.profiles:
+            ns = '/' if profile.in_root else namespace
+            lines.append(f'        <profile ns={quoteattr(ns)} node={quoteattr(profile.node)}>')
+            lines += _rules_xml('          ', profile.rules)
+            lines.append('          <!-- Every node: logging, parameters, type description, '
+                         '/clock. -->')
+            lines += _rules_xml('          ', profile.common)
+            lines.append('        </profile>')
+        lines.append('      </profiles>')
+        lines.append('    </enclave>')
+    lines += ['  </enclaves>', '</policy>']
+    return '\n'.join(lines) + '\n'
+
+
+def main(argv=None):
+    """Print the policy for --namespace; return the exit code."""
+    parser = argparse.ArgumentParser(
+        prog='memory_policy',
+        description='Print the SROS2 policy of mira_memory for the nodes in one namespace.')
+    parser.add_argument(
+        '--namespace', default=DEFAULT_NAMESPACE,
+        help='namespace of the nodes, as given to the launch files (default: %(default)s)')
+    args = parser.parse_args(argv)
+    try:
+        text = policy_xml(args.namespace)
+    except ValueError as error:
+        print(f'memory_policy: {error}', file=sys.stderr)
+        return 2
+    sys.stdout.write(text)
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())

@@ -1,0 +1,136 @@
+# SPDX-License-Identifier: Apache-2.0
+"""
+The simulation's seed step: the scenario's entities and aliases, through the admin services.
+
+Node `seed`, a one-shot process that runs before the operator source (the
+launch file starts the operator source when it has exited 0; so do the demo
+and the tests). Entity administration is a supervised operation, so the seed
+runs in the admin enclave (docs/trust.md), never as the operator: the
+operator source, which publishes the operator's words, has no admin service
+at all.
+
+For each seed entity: an entity whose name already resolves to exactly one
+entity is not created again, and only its missing aliases are added, so a
+second run on a persistent database creates no duplicates. Exit 0 when every
+entity and alias exists; exit 1 on any failure (memory node missing, a name
+resolving to several entities, a refused call, a parameter of the wrong type).
+"""
+
+import sys
+import time
+
+from mira_memory.cognition import scenario as scenario_file
+from mira_memory.ros import clients
+from mira_memory.ros import node_runner
+from mira_memory.ros import parameters
+from mira_memory.ros.operator_topics import spin_until
+from mira_memory.srv import AdminAliasAdd, AdminEntityAdd, AdminEntityFind
+import rclpy
+from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
+from rclpy.impl.implementation_singleton import rclpy_implementation
+from rclpy.node import Node
+
+
+class SeedFailed(RuntimeError):
+    """The seed could not be completed."""
+
+
+class Seed(Node):
+    """Makes the scenario's seed entities and aliases exist exactly once."""
+
+    def __init__(self, **kwargs):
+        super().__init__('seed', **kwargs)
+        self.settings = parameters.declare_read_only(self, (
+            ('scenario_file', '', 'Scenario TOML file: its [seed] entities and aliases.'),
+            ('memory_node', 'memory',
+             'Memory node whose admin services perform the seed; relative names resolve '
+             "in this node's namespace."),
+            ('call_timeout_sec', 10.0,
+             'Deadline of one admin call, including waiting for the memory node.'),
+        ))
+        if not self.settings['scenario_file']:
+            raise SeedFailed('parameter scenario_file is required')
+        try:
+            self.scenario = scenario_file.load(self.settings['scenario_file'])
+        except scenario_file.ScenarioError as error:
+            raise SeedFailed(str(error)) from None
+        memory = self.settings['memory_node'].rstrip('/')
+        self._entity_find = self.create_client(AdminEntityFind, f'{memory}/admin/entity_find')
+        self._entity_add = self.create_client(AdminEntityAdd, f'{memory}/admin/entity_add')
+        self._alias_add = self.create_client(AdminAliasAdd, f'{memory}/admin/alias_add')
+
+    def run(self, executor):
+        """Seed every entity and alias (outside any callback, driving executor)."""
+        self._executor = executor
+        for entity in self.scenario.seed:
+            matches = self._call(self._entity_find, AdminEntityFind.Request(name=entity.name))
+            if len(matches.entities) > 1:
+                raise SeedFailed(
+                    f'seed: {entity.name!r} resolves to {len(matches.entities)} entities')
+            if matches.entities:
+                record = matches.entities[0]
+                self.get_logger().info(
+                    f'seed: {entity.name!r} already exists as {record.id}; not created')
+            else:
+                record = self._call(self._entity_add, AdminEntityAdd.Request(
+                    entity_type=entity.entity_type, canonical_name=entity.name)).entity
+                self.get_logger().info(
+                    f'seed: created {record.id} {entity.entity_type} {entity.name!r}')
+            for alias in entity.aliases:
+                found = self._call(self._entity_find, AdminEntityFind.Request(name=alias))
+                if any(match.id == record.id for match in found.entities):
+                    continue
+                self._call(self._alias_add, AdminAliasAdd.Request(
+                    entity_id=record.id, alias=alias))
+                self.get_logger().info(f'seed: alias {alias!r} added to {record.id}')
+        self.get_logger().info('seed complete')
+
+    def _call(self, client, request):
+        timeout = self.settings['call_timeout_sec']
+        deadline = time.monotonic() + timeout
+        if not spin_until(self._executor, client.service_is_ready, timeout):
+            raise SeedFailed(f'service {client.srv_name} is not available')
+        response = clients.call(self._executor, client, request, deadline)
+        if response is None:
+            raise SeedFailed(f'service {client.srv_name} did not answer in time')
+        if not response.success:
+            raise SeedFailed(f'{client.srv_name}: {response.error_code}: {response.message}')
+        return response
+
+
+def main(args=None):
+    """Seed once; exit 0 when every entity and alias exists, 1 otherwise."""
+    logger = rclpy.logging.get_logger('seed')
+    try:
+        rclpy.init(args=args)
+    except rclpy_implementation.RCLError as error:
+        # Unusable ROS arguments, such as a params file that is missing or not valid YAML.
+        logger.error(f'cannot start: {error}')
+        return 1
+    node = None
+    executor = SingleThreadedExecutor()
+    try:
+        node = Seed()
+        executor.add_node(node)
+        node.run(executor)
+    except (SeedFailed, node_runner.StartupError) as error:
+        logger.error(str(error))
+        return 1
+    except (KeyboardInterrupt, ExternalShutdownException,
+            rclpy_implementation.RCLError) as error:
+        # RCLError: a signal shut the context down while the executor was
+        # between waits (see node_runner); anything else while ok is a bug.
+        if isinstance(error, rclpy_implementation.RCLError) and rclpy.ok():
+            raise
+        logger.error('interrupted before the seed was complete')
+        return 1
+    finally:
+        executor.shutdown()
+        if node is not None:
+            node.destroy_node()
+        rclpy.try_shutdown()
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())

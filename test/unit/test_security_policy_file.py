@@ -1,0 +1,150 @@
+# SPDX-License-Identifier: Apache-2.0
+"""
+The SROS2 policy the generator writes, for any namespace, and the file shipped for /mira.
+
+ROS-free: the shipped config/security/mira.policy.xml must be the generator's
+/mira output byte for byte (so it cannot drift); the XML is read back the way
+sros2's permissions.xsl reads it (test/policy_rules.py) and must grant the
+restrictions docs/trust.md states, in every namespace. Where sros2 is
+installed (a ROS install) it also validates against sros2's policy.xsd.
+What each process really creates in the ROS graph:
+test/system/test_security_policy.py.
+"""
+
+import pathlib
+
+from mira_memory.ros import security_policy
+from policy_rules import by_enclave, load
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+SHIPPED = ROOT / 'config' / 'security' / 'mira.policy.xml'
+NAMESPACES = ['/mira', '/site/robot2', '/']
+ENCLAVES = {'memory', 'cognition', 'attention', 'perception', 'operator_source',
+            'operator_chat', 'admin', 'monitor'}
+ADMIN = {'status', 'entity_add', 'entity_find', 'alias_add', 'find', 'add', 'show', 'list',
+         'retire', 'forget', 'backup', 'export', 'verify'}
+PARAMETER_SERVICES = {'describe_parameters', 'get_parameter_types', 'get_parameters',
+                      'list_parameters', 'set_parameters', 'set_parameters_atomically'}
+NO_SCHEMA = ('sros2 is not installed (no ROS install); on a ROS install this validates '
+             'against sros2/policy/schemas/policy.xsd')
+
+
+def prefix(namespace):
+    return namespace.rstrip('/')
+
+
+def policy(namespace):
+    return load(security_policy.policy_xml(namespace))
+
+
+def enclaves(namespace):
+    return by_enclave(policy(namespace))
+
+
+def holders(merged, rule, name):
+    return {path.rpartition('/')[2] for path, rules in merged.items() if name in rules[rule]}
+
+
+def test_the_shipped_policy_is_the_generators_mira_output():
+    assert SHIPPED.read_bytes() == security_policy.policy_xml('/mira').encode()
+
+
+def test_the_command_prints_the_policy_of_the_namespace_given(capsys):
+    assert security_policy.main(['--namespace', 'site/robot2/']) == 0
+    assert capsys.readouterr().out == security_policy.policy_xml('/site/robot2')
+
+
+@pytest.mark.parametrize('namespace', ['/2robot', '/a b', '/a//b', '/mira-2'])
+def test_a_namespace_that_is_not_one_is_one_line_and_exit_2(capsys, namespace):
+    assert security_policy.main(['--namespace', namespace]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ''
+    assert captured.err.startswith(f'memory_policy: {namespace!r} is not a ROS namespace')
+    assert captured.err.count('\n') == 1
+
+
+@pytest.mark.parametrize('namespace', NAMESPACES)
+def test_one_enclave_per_process_in_the_namespace(namespace):
+    assert set(policy(namespace)) == {f'{prefix(namespace)}/{name}' for name in ENCLAVES}
+
+
+@pytest.mark.parametrize('namespace', NAMESPACES)
+def test_every_node_may_log_publish_parameter_events_follow_clock_and_describe_its_types(
+        namespace):
+    for path, profiles in policy(namespace).items():
+        for (ns, node), rules in profiles.items():
+            own = f'{prefix(ns)}/{node}'
+            assert {'/rosout', '/parameter_events'} <= rules['publish'], (path, node)
+            assert '/clock' in rules['subscribe'], (path, node)
+            assert f'{own}/get_type_description' in rules['serve'], (path, node)
+
+
+@pytest.mark.parametrize('namespace', NAMESPACES)
+def test_only_the_operator_enclaves_publish_operator_turns(namespace):
+    merged = enclaves(namespace)
+    topic = f'{prefix(namespace)}/operator/utterance'
+    assert holders(merged, 'publish', topic) == {'operator_source', 'operator_chat'}
+    assert holders(merged, 'subscribe', topic) == {'memory', 'cognition'}
+
+
+@pytest.mark.parametrize('namespace', NAMESPACES)
+def test_only_cognition_calls_remember_and_only_the_memory_node_serves_it(namespace):
+    merged = enclaves(namespace)
+    remember = f'{prefix(namespace)}/memory/remember'
+    assert holders(merged, 'call', remember) == {'cognition'}
+    assert holders(merged, 'serve', remember) == {'memory'}
+    assert holders(merged, 'call', f'{prefix(namespace)}/memory/recall_memory') == {
+        'cognition', 'attention'}
+
+
+@pytest.mark.parametrize('namespace', NAMESPACES)
+def test_only_the_admin_enclave_calls_admin_and_the_memory_nodes_parameter_services(namespace):
+    merged = enclaves(namespace)
+    memory = f'{prefix(namespace)}/memory'
+    admin = {f'{memory}/admin/{command}' for command in ADMIN}
+    assert {name for name in merged[f'{prefix(namespace)}/memory']['serve']
+            if name.startswith(f'{memory}/admin/')} == admin
+    parameters = {f'{memory}/{name}' for name in PARAMETER_SERVICES}
+    for name in admin | parameters:
+        assert holders(merged, 'call', name) == {'admin'}, name
+    seed = policy(namespace)[f'{prefix(namespace)}/admin'][(namespace, 'seed')]
+    assert seed['call'] == {f'{memory}/admin/{command}'
+                            for command in ('entity_find', 'entity_add', 'alias_add')}
+
+
+@pytest.mark.parametrize('namespace', NAMESPACES)
+def test_the_operator_enclaves_call_no_service_at_all(namespace):
+    merged = enclaves(namespace)
+    for name in ('operator_source', 'operator_chat'):
+        assert merged[f'{prefix(namespace)}/{name}']['call'] == set(), name
+    # Both speak through mira_memory.ros.operator_topics: the same rules.
+    assert merged[f'{prefix(namespace)}/operator_source'] == {
+        rule: {name.replace('/operator_chat/', '/operator_source/') for name in names}
+        for rule, names in merged[f'{prefix(namespace)}/operator_chat'].items()}
+
+
+@pytest.mark.parametrize('namespace', NAMESPACES)
+def test_the_monitor_reads_diagnostics_and_rosout_and_nothing_else(namespace):
+    monitor = enclaves(namespace)[f'{prefix(namespace)}/monitor']
+    assert monitor['subscribe'] == {'/diagnostics', '/rosout', '/clock'}
+    assert monitor['call'] == set()
+    assert monitor['publish'] == {'/rosout', '/parameter_events'}
+
+
+@pytest.mark.parametrize('namespace', NAMESPACES)
+def test_wildcards_only_name_the_tools_nodes_of_pid_in_the_root_namespace(namespace):
+    wildcards = {(path.rpartition('/')[2], name) for path, rules in enclaves(namespace).items()
+                 for names in rules.values() for name in names if '*' in name}
+    assert wildcards == {('admin', '/memory_console_*/get_type_description'),
+                         ('admin', '/_ros2cli_*/get_type_description'),
+                         ('monitor', '/_ros2cli_*/get_type_description')}
+
+
+@pytest.mark.parametrize('namespace', NAMESPACES)
+def test_the_policy_is_valid_against_sros2s_schema(tmp_path, namespace):
+    sros2_policy = pytest.importorskip('sros2.policy', reason=NO_SCHEMA)
+    path = tmp_path / 'policy.xml'
+    path.write_text(security_policy.policy_xml(namespace))
+    # sros2's own loader: parses, resolves includes, asserts policy.xsd.
+    sros2_policy.load_policy(path)
