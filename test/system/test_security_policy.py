@@ -21,11 +21,12 @@ import fnmatch
 import subprocess
 import time
 
+from lifecycle_cli import prepare, set_state
 from mira_memory.ros import security_policy
 from mira_memory.simulation import nodes as simulation
 from policy_rules import load
 import pytest
-from rosutil import executable, unique_namespace
+from rosutil import executable, NodeProcess, unique_namespace
 
 pytestmark = pytest.mark.ros
 
@@ -199,3 +200,37 @@ def run_operator_chat(ros, namespace, policy, directory):
     ros.spin_until(settled, 'operator_chat and its console in their enclaves', timeout=WAIT,
                    logs=lambda: (directory / 'operator_chat.log').read_text())
     return chat, seen['chat'], seen['console']
+
+
+def test_the_managed_memory_node_wires_exactly_its_lifecycle_profile(ros, tmp_path):
+    """memory_policy --lifecycle against memory_lifecycle_node, configured and active."""
+    namespace = unique_namespace('policy_lc')
+    policy = load(security_policy.policy_xml(namespace, lifecycle=True))
+    rules = policy[f'{namespace}/memory'][(namespace, 'memory')]
+    wanted = {rule: set(rules[rule]) for rule in GRAPH_RULES}
+    wanted['subscribe'].discard('/clock')  # granted, used only with use_sim_time
+    node = NodeProcess('memory_lifecycle_node', namespace=namespace, directory=tmp_path,
+                       parameters={'enabled': True,
+                                   'database_path': str(tmp_path / 'memory.sqlite3')})
+    try:
+        prepare(ros, f'{namespace}/memory')
+        for transition in ('configure', 'activate'):
+            assert set_state(ros, f'{namespace}/memory', transition), node.output()
+        deadline = time.monotonic() + WAIT
+        while True:
+            seen = graph_of(ros.node, 'memory', namespace)
+            if seen == wanted or time.monotonic() > deadline:
+                break
+            assert node.running(), node.describe('exited')
+            ros.spin_for(0.2)
+    finally:
+        node.stop()
+    assert differences({'memory': seen}, {'memory': wanted}) == {}
+    # The default policy (memory_node) grants none of it; ros2 lifecycle in
+    # the admin enclave may call exactly the lifecycle services.
+    plain = load(security_policy.policy_xml(namespace))[f'{namespace}/memory']
+    lifecycle_services = {f'{namespace}/memory/{name}'
+                          for name in security_policy.LIFECYCLE_SERVICES}
+    assert rules['serve'] - plain[(namespace, 'memory')]['serve'] == lifecycle_services
+    admin = policy[f'{namespace}/admin'][('/', security_policy.ROS2CLI_NODE)]
+    assert lifecycle_services <= admin['call']
