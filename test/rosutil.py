@@ -8,13 +8,13 @@ namespace, so tests cannot hear each other or anything off this machine.
 """
 
 import itertools
-import json
 import os
 import pathlib
 import signal
 import tempfile
 import time
 
+from mira_memory.simulation import nodes as simulation
 from mira_memory.simulation import processes
 
 _namespace_counter = itertools.count(1)
@@ -25,25 +25,16 @@ def unique_namespace(prefix='t'):
     return f'/{prefix}{os.getpid()}_{next(_namespace_counter)}'
 
 
-def executable(name):
-    """Return the installed path of one of the package's executables."""
-    from ament_index_python.packages import get_package_prefix
-    path = pathlib.Path(get_package_prefix('mira_memory')) / 'lib' / 'mira_memory' / name
-    if not path.exists():
-        raise FileNotFoundError(f'{path} is not installed; run tools/bootstrap')
-    return str(path)
+# The installed path of one of the package's executables.
+executable = simulation.executable_path
 
 
 def write_params_file(directory, parameters):
-    """Write a ROS parameters YAML file that applies to any node name."""
-    lines = ['/**:', '  ros__parameters:']
-    # JSON scalars are valid YAML flow scalars, and quoting every string keeps
-    # values such as 'true' or '1.0' from changing type.
-    lines += [f'    {key}: {json.dumps(value)}' for key, value in parameters.items()]
+    """Write a ROS parameters YAML file that applies to any node name; return its path."""
     handle = tempfile.NamedTemporaryFile(
         'w', suffix='.yaml', prefix='params_', dir=directory, delete=False)
     with handle:
-        handle.write('\n'.join(lines) + '\n')
+        handle.write(simulation.parameters_yaml(parameters))
     return handle.name
 
 

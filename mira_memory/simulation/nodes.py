@@ -154,10 +154,15 @@ def launch_node(spec, **kwargs):
 
 def params_yaml(spec):
     """Return the ROS parameters file for spec (the '/**' key, as launch_ros writes it)."""
+    return parameters_yaml(spec.parameters)
+
+
+def parameters_yaml(parameters):
+    """Return a ROS parameters file that applies parameters (a dict) to any node name."""
     lines = ['/**:', '  ros__parameters:']
     # A JSON scalar is a valid YAML flow scalar, and quoted strings keep
     # values such as 'true' or '1.0' from changing type.
-    lines += [f'    {name}: {json.dumps(value)}' for name, value in spec.parameters.items()]
+    lines += [f'    {name}: {json.dumps(value)}' for name, value in parameters.items()]
     return '\n'.join(lines) + '\n'
 
 
