@@ -28,9 +28,8 @@ import os
 import pathlib
 import signal
 
-from mira_memory.simulation import processes
-
 from mira_memory.ros import security_policy
+from mira_memory.simulation import processes
 
 PACKAGE = 'mira_memory'
 DEFAULT_NAMESPACE = '/mira'

@@ -148,3 +148,20 @@ def test_the_policy_is_valid_against_sros2s_schema(tmp_path, namespace):
     path.write_text(security_policy.policy_xml(namespace))
     # sros2's own loader: parses, resolves includes, asserts policy.xsd.
     sros2_policy.load_policy(path)
+
+
+def test_the_lifecycle_option_adds_only_the_managed_nodes_lifecycle_names(capsys):
+    assert security_policy.main(['--namespace', '/site/robot2', '--lifecycle']) == 0
+    text = capsys.readouterr().out
+    assert text == security_policy.policy_xml('/site/robot2', lifecycle=True)
+    managed, plain = load(text), policy('/site/robot2')
+    memory = ('/site/robot2', 'memory')
+    lifecycle = {f'/site/robot2/memory/{name}' for name in security_policy.LIFECYCLE_SERVICES}
+    assert managed.keys() == plain.keys()
+    added = {(enclave, key, rule): names - plain[enclave][key][rule]
+             for enclave, profiles in managed.items() for key, rules in profiles.items()
+             for rule, names in rules.items() if names - plain[enclave][key][rule]}
+    assert added == {
+        ('/site/robot2/memory', memory, 'serve'): lifecycle,
+        ('/site/robot2/memory', memory, 'publish'): {'/site/robot2/memory/transition_event'},
+        ('/site/robot2/admin', ('/', security_policy.ROS2CLI_NODE), 'call'): lifecycle}
