@@ -38,6 +38,8 @@ from mira_memory.core.errors import BackendError, InvalidInputError, NotFoundErr
 VERIFY_NICENESS = 10
 # How often the parent looks at should_stop while the child works.
 _POLL_SECONDS = 0.2
+# How long a child that sent its last line may take to exit before it is killed.
+_EXIT_SECONDS = 5.0
 # Errors that cross the process boundary by name, to be raised as themselves.
 _ERRORS = {'not_found': NotFoundError, 'invalid_input': InvalidInputError,
            'backend': BackendError}
@@ -64,21 +66,33 @@ def run(source, memory_ids=(), *, on_finding=None, should_stop=_never):
     env['PYTHONPATH'] = os.pathsep.join(
         part for part in (_PACKAGE_ROOT, env.get('PYTHONPATH', '')) if part)
     child = subprocess.Popen(argv, stdout=subprocess.PIPE, stdin=subprocess.DEVNULL, env=env)
+    answered = False
     try:
         for message in _messages(child, should_stop):
             if 'finding' in message:
                 on_finding(verify.Finding(**message['finding']))
-            elif 'summary' in message:
+                continue
+            answered = True
+            if 'summary' in message:
                 return verify.Summary(**message['summary'])
-            else:
-                raise _ERRORS[message['error']](message['message'])
+            raise _ERRORS[message['error']](message['message'])
         raise BackendError(f'verify failed: its process ended with exit code {child.wait()} '
                            'before it answered (see the node log)')
     finally:
-        if child.poll() is None:
-            child.kill()
-        child.wait()
-        child.stdout.close()
+        _end(child, answered)
+
+
+def _end(child, answered):
+    """Let a child that answered exit by itself (briefly); kill one that was stopped."""
+    if answered:
+        try:
+            child.wait(timeout=_EXIT_SECONDS)
+        except subprocess.TimeoutExpired:
+            pass
+    if child.poll() is None:
+        child.kill()
+    child.wait()
+    child.stdout.close()
 
 
 def _messages(child, should_stop):
