@@ -66,7 +66,18 @@ def test_the_node_creates_every_file_0600_and_its_directories_0700(memory_node, 
     status = diagnostics(ros, str(database), lambda status: 'file mode' in values(status))
     assert (status.level, values(status)['file mode']) == (status.OK, '0600')
     assert node.stop() == 0
-    assert '[WARN]' not in node.output()
+    assert file_mode_warnings(node.output()) == []
+
+
+def file_mode_warnings(output):
+    """
+    Return the node's WARN lines about its file's mode.
+
+    Only those: on a loaded machine the node may also warn, rightly, that a
+    reply could not be sent to a client it had not discovered yet.
+    """
+    return [line for line in output.splitlines()
+            if '[WARN]' in line and 'accessible to other users' in line]
 
 
 def test_a_database_readable_by_others_is_served_with_a_warning(memory_node, ros, tmp_path):
@@ -84,7 +95,7 @@ def test_a_database_readable_by_others_is_served_with_a_warning(memory_node, ros
     # The node never changes what the operator chose.
     assert oct(mode(database)) == oct(0o644)
     assert node.stop() == 0
-    warnings = [line for line in node.output().splitlines() if '[WARN]' in line]
+    warnings = file_mode_warnings(node.output())
     assert len(warnings) == 1 and 'chmod 600' in warnings[0], node.output()
     database.chmod(0o600)
     private = memory_node({**PARAMETERS, 'database_path': str(database)}, ros=ros)
