@@ -209,9 +209,10 @@ def format_table(result):
         callbacks = store['node'].get('remember_callback_us')
         if callbacks:
             lines.append("  remember callback in the node, p50 us (the product's work, timed "
-                         'inside the process): %s; everything else of the round trip is '
-                         'rclpy, DDS and the client' % ', '.join(
-                             '%s %.0f (n=%d)' % (outcome, value['p50_us'], value['n'])
+                         'inside the process; its thread CPU time; share of callbacks in '
+                         'which the garbage collector ran): %s; everything else of the round '
+                         'trip is rclpy, DDS and the client' % ', '.join(
+                             _callback_line(outcome, value)
                              for outcome, value in sorted(callbacks.items())))
         elif callbacks is not None:
             lines.append('  remember callback in the node: not recorded (the node did not '
@@ -231,18 +232,7 @@ def format_table(result):
                          throughput['trigger']['calls_per_s'],
                          throughput['recall_found_over_trigger'],
                          100 * throughput['system_cpu_busy']))
-        startup = store['startup']
-        lines.append('  start to services advertised: median %.2f s (samples %s)' % (
-            startup['advertised_s']['median'],
-            ', '.join('%.2f' % value for value in startup['advertised_s']['samples'])))
-        lines.append('  start to ready: median %.2f s (samples %s; medians: imports %.2f s, '
-                     'rclpy.init %.3f s, node construction %.3f s, discovery and first call '
-                     '%.3f s)' % (
-                         startup['ready_s']['median'],
-                         ', '.join('%.2f' % value for value in startup['ready_s']['samples']),
-                         startup['imports_s']['median'], startup['rclpy_init_s']['median'],
-                         startup['construct_s']['median'],
-                         startup['discovery_and_first_call_s']['median']))
+        lines.extend(_startup_lines(store))
         node = store['node']
         lines.append('  node resident memory: %.1f MB after the run (%.1f MB at ready, '
                      'peak %.1f MB)' % (node['rss_after_run_bytes'] / 1e6,
@@ -264,3 +254,60 @@ def format_table(result):
             target['verdict'], target['description'], target['measured'], target['unit'],
             target['limit']))
     return '\n'.join(lines)
+
+
+def _startup_lines(store):
+    """Return the lines of the start-up samples (and with the DDS profile) and idle CPU."""
+    lines = []
+    variants = [('', store['startup'])]
+    if 'with_dds_profile' in store['startup']:
+        variants = [(' (no DDS profile)', store['startup']),
+                    (' (with %s)' % store['startup']['with_dds_profile']['file'],
+                     store['startup']['with_dds_profile'])]
+    for name, startup in variants:
+        advertised = startup['advertised_s']['samples']
+        ready = startup['ready_s']['samples']
+        lines.append('  start to services advertised%s: median %.2f s, <= 0.5 s in %d of %d '
+                     '(samples %s)' % (
+                         name, startup['advertised_s']['median'],
+                         sum(1 for value in advertised if value <= 0.5), len(advertised),
+                         ', '.join('%.2f' % value for value in advertised)))
+        lines.append('  start to ready%s: median %.2f s, <= 1 s in %d of %d (samples %s; '
+                     'medians: imports %.2f s, rclpy.init %.3f s, node construction %.3f s, '
+                     'discovery and first call %.3f s)' % (
+                         name, startup['ready_s']['median'],
+                         sum(1 for value in ready if value <= 1.0), len(ready),
+                         ', '.join('%.2f' % value for value in ready),
+                         startup['imports_s']['median'], startup['rclpy_init_s']['median'],
+                         startup['construct_s']['median'],
+                         startup['discovery_and_first_call_s']['median']))
+    idle = store.get('idle')
+    if idle:
+        lines.append('  idle node: %.2f%% of one core over %.0f s (%.2f CPU s; diagnostics at '
+                     'its default 1 Hz); resident memory %.1f MB before, %.1f MB after' % (
+                         100 * idle['cpu_share_of_one_core'], idle['seconds'],
+                         idle['cpu_seconds'], idle['rss_before_bytes'] / 1e6,
+                         idle['rss_after_bytes'] / 1e6))
+    return lines
+
+
+def startup_table(result):
+    """Return the report of a --startup-only run (the large store's starts and idle node)."""
+    machine = result['machine']
+    store = result['stores']['large']
+    node = store['node']
+    lines = [machine_line(machine, machine['load_average_end']) + ' (load at the end)',
+             'large store: %d memories, %d entities; start-up and idle only' % (
+                 store['memories'], store['entities'])]
+    lines.extend(_startup_lines(store))
+    lines.append('  node resident memory: %.1f MB at ready, %.1f MB at the end (peak %.1f MB)' % (
+        node['rss_at_ready_bytes'] / 1e6, node['rss_after_run_bytes'] / 1e6,
+        node['rss_peak_bytes'] / 1e6))
+    return '\n'.join(lines)
+
+
+def _callback_line(outcome, value):
+    text = '%s %.0f' % (outcome, value['p50_us'])
+    if 'cpu_p50_us' in value:
+        text += ' (cpu %.0f, gc %.0f%%)' % (value['cpu_p50_us'], 100 * value.get('with_gc', 0))
+    return text + ' (n=%d)' % value['n']
