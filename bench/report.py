@@ -65,7 +65,7 @@ def _target(identifier, description, measured, limit, unit, store_label, at_targ
 
 def targets(stores, at_target_size):
     """
-    Return every target with its value and verdict: shared/product.md's, then issue 15's.
+    Return every target with its value and verdict: shared/product.md's, then issues 15 and 25.
 
     Every target is judged on the large store; at_target_size says whether
     that store really is 1,000,000 memories / 100,000 entities (full mode).
@@ -86,7 +86,12 @@ def targets(stores, at_target_size):
     def turn_floor(name):
         return series[name]['ratio_to_turn_floor']['p50']
 
+    def callback(outcome):
+        timed = (large['node'].get('remember_callback_us') or {}).get(outcome)
+        return None if timed is None else timed['p50_us']
+
     startup = large['startup']
+    idle = large.get('idle')
     rss_mb = large['node']['rss_after_run_bytes'] / 1e6
     rows = [
         ('recall_found_p50_vs_floor', 'recall (found) p50 <= 1.5x Trigger p50',
@@ -132,6 +137,18 @@ def targets(stores, at_target_size):
          startup['ready_s']['median'], 1.0, 's'),
         ('i15_resident_memory', 'i15: resident memory after the run <= 100 MB',
          rss_mb, 100.0, 'MB'),
+        # Issue 25: the node's own remember callback, timed inside it (p50),
+        # and the idle node.
+        ('i25_callback_created', 'i25: remember callback in the node, created, p50 <= 600 us',
+         callback('applied/created'), 600.0, 'us'),
+        ('i25_callback_duplicate', 'i25: remember callback in the node, duplicate, p50 <= 60 us',
+         callback('applied/duplicate'), 60.0, 'us'),
+        ('i25_callback_rejected', 'i25: remember callback in the node, rejected, p50 <= 80 us',
+         callback('rejected/value_not_supported'), 80.0, 'us'),
+        ('i25_idle_cpu', 'i25: idle node CPU (diagnostics at 1 Hz) <= 0.5% of one core',
+         None if idle is None else 100 * idle['cpu_share_of_one_core'], 0.5, '%'),
+        ('i25_resident_memory_at_ready', 'i25: resident memory at ready <= 80 MB',
+         large['node']['rss_at_ready_bytes'] / 1e6, 80.0, 'MB'),
     ]
     at_least = {'i15_throughput_recall_vs_trigger'}
     return [_target(*row, TARGET_STORE, at_target_size, at_least=row[0] in at_least)
@@ -247,11 +264,13 @@ def format_table(result):
     lines.append('durable one-row SQLite commit on this disk: p50 %.3f ms' % (
         result['durable_commit_ms']['p50_ms']))
     lines.append('')
-    lines.append('targets (product.md, then issue 15), judged on the %s store%s:' % (
+    lines.append('targets (product.md, then issues 15 and 25), judged on the %s store%s:' % (
         TARGET_STORE, '' if result['at_target_size'] else ' (quick mode: NOT the 1M store)'))
     for target in result['targets']:
-        lines.append('  %-4s %-74s %.2f %s (limit %g)' % (
-            target['verdict'], target['description'], target['measured'], target['unit'],
+        measured = target['measured']
+        lines.append('  %-4s %-74s %s %s (limit %g)' % (
+            target['verdict'], target['description'],
+            'not measured' if measured is None else '%.2f' % measured, target['unit'],
             target['limit']))
     return '\n'.join(lines)
 

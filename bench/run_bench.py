@@ -41,6 +41,7 @@ from mira_memory.memory import responses
 from mira_memory.msg import OperatorUtterance
 from mira_memory.simulation import processes
 from mira_memory.srv import RecallMemory, Remember
+import peers
 import rclpy
 from rclpy.context import Context
 from rclpy.executors import SingleThreadedExecutor
@@ -117,6 +118,10 @@ def parse_args(argv):
     parser.add_argument('--startup-only', action='store_true',
                         help='only the start-up samples of the large store (and, in full mode, '
                              'its idle CPU): no calls')
+    parser.add_argument('--peers', action='store_true',
+                        help='only the peer comparison: the same recall and remember calls '
+                             'against mira_memory and RobotMem (bench/peers.py), interleaved, '
+                             'on the small store (10,000 memories in full mode)')
     parser.add_argument('--idle-seconds', type=float,
                         help="seconds the large store's node is left idle after the run to "
                              'measure its CPU (full: 60, quick: 2)')
@@ -129,6 +134,8 @@ def parse_args(argv):
         args.dds_profile = args.dds_profile.resolve()
     settings['dds_profile'] = None if args.dds_profile is None else str(args.dds_profile)
     settings['startup_only'] = args.startup_only
+    if args.peers and args.startup_only:
+        parser.error('--peers and --startup-only are separate runs')
     for name in ('calls', 'warmup', 'clients', 'phase_s', 'startup_samples', 'idle_seconds'):
         if getattr(args, name) is not None:
             settings[name] = getattr(args, name)
@@ -830,6 +837,13 @@ def main(argv=None):
     sizes = settings['sizes']
     if settings['startup_only']:
         sizes = {'large': sizes['large']}
+    peer_path = None
+    if args.peers:
+        sizes = {'small': sizes['small']}
+        peer_path = peers.peer_path(os.environ.get('ROS_DISTRO', 'jazzy'))
+        if not (peer_path / 'robotmem' / 'sdk.py').is_file():
+            print(peers.install_hint(peer_path))
+            return 2
     for label, (memories, entities) in sizes.items():
         path, metadata = generate.cached_store(
             args.cache_dir, memories, entities, settings['seed'],
@@ -852,6 +866,8 @@ def main(argv=None):
             bench.start()
         if settings['startup_only']:
             return _startup_only(args, result, stamp, run, benches[0])
+        if args.peers:
+            return _peers(args, result, stamp, run, benches[0], peer_path)
         print('measuring latency, every series of both stores interleaved ...', flush=True)
         cpu_before = cpu_times()
         series = interleaved(run, benches)
@@ -898,6 +914,32 @@ def main(argv=None):
     for label, path in profiles.items():
         print('\ncProfile of the %s store node (%s):' % (label, path))
         print(profile_summary(path))
+    print('\nresults: %s' % (args.results_dir / ('latest%s.json' % suffix)))
+    return 0
+
+
+def _peers(args, result, stamp, run, bench, peer_path):
+    """Finish a --peers run: start the peer, interleave both sides' calls; return 0."""
+    try:
+        print('starting the peer (RobotMem from %s) and seeding it with the %d memories ...' % (
+            peer_path, bench.metadata['memories']), flush=True)
+        peer = peers.PeerBench(run, bench.directory, bench.db_path, peer_path)
+        print('measuring both sides interleaved ...', flush=True)
+        result['series'] = peers.compare(run, bench, peer, args.settings, CALL_TIMEOUT_S)
+        peer.close()
+    finally:
+        run.close()
+    result['memories'] = bench.metadata['memories']
+    result['peer_seeded'] = peer.seeded
+    result['peer'] = {'package': 'robotmem', 'version': '0.1.3', 'path': str(peer_path),
+                      'embed_backend': 'none'}
+    result['machine']['load_average_end'] = list(os.getloadavg())
+    text = json.dumps(result, indent=1, ensure_ascii=False)
+    suffix = '-peers' if args.mode == 'full' else '-peers-' + args.mode
+    (args.results_dir / ('%s%s.json' % (stamp, suffix))).write_text(text)
+    (args.results_dir / ('latest%s.json' % suffix)).write_text(text)
+    print()
+    print(peers.format_report(result))
     print('\nresults: %s' % (args.results_dir / ('latest%s.json' % suffix)))
     return 0
 
