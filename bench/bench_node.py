@@ -21,7 +21,11 @@ MIRA_BENCH_CALLBACK_TIMES=<file> has the node time its remember callback
 (from the request handed to the callback to the response handed back, per
 outcome) and write those durations to <file> as JSON when the node is
 destroyed: the runner subtracts them from the round trips to show what rclpy,
-DDS and the client add around the product's own work.
+DDS and the client add around the product's own work. Beside each duration
+it records the callback thread's CPU time ('cpu <outcome>') and the garbage
+collections that ran inside the callback ('gc <outcome>'), which tell a
+callback that waited or was preempted from one that computed, and show
+what the collector costs the callback.
 
 MIRA_BENCH_PROFILE=<file> profiles everything the node does after
 construction with cProfile and dumps the stats to <file> when the node is
@@ -30,6 +34,7 @@ destroyed (diagnosis only: it slows every callback).
 
 import collections
 import cProfile
+import gc
 import json
 import os
 import sys
@@ -70,6 +75,9 @@ class BenchMemoryNode(MemoryNode):
             'pid': os.getpid()}), flush=True)
         self._callback_times_path = os.environ.get('MIRA_BENCH_CALLBACK_TIMES')
         self._callback_times = collections.defaultdict(list)
+        self._gc_runs = 0
+        if self._callback_times_path is not None:
+            gc.callbacks.append(self._count_gc)
         self._profile_path = os.environ.get('MIRA_BENCH_PROFILE')
         self._profiler = None
         if self._profile_path:
@@ -88,11 +96,22 @@ class BenchMemoryNode(MemoryNode):
         # what the service calls.
         if self._callback_times_path is None:
             return await super()._on_remember(request, response)
+        collections = self._gc_runs
+        cpu_started = time.thread_time_ns()
         started = time.perf_counter_ns()
         response = await super()._on_remember(request, response)
-        self._callback_times[workload.outcome('remember', response)].append(
-            time.perf_counter_ns() - started)
+        elapsed = time.perf_counter_ns() - started
+        outcome = workload.outcome('remember', response)
+        self._callback_times[outcome].append(elapsed)
+        # The callback's own CPU time (this thread): wall time minus it is
+        # time the process waited (fsync, or preempted by another process).
+        self._callback_times['cpu ' + outcome].append(time.thread_time_ns() - cpu_started)
+        self._callback_times['gc ' + outcome].append(self._gc_runs - collections)
         return response
+
+    def _count_gc(self, phase, info):
+        if phase == 'start':
+            self._gc_runs += 1
 
     def destroy_node(self):
         """Write callback times and the profile (when enabled), close the store, destroy."""

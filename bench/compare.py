@@ -31,7 +31,11 @@ def side_by_side(results):
     for target in results[0]['targets']:
         cells = []
         for targets in by_id:
-            measured = targets[target['id']]
+            measured = targets.get(target['id'])
+            if measured is None or measured['measured'] is None:
+                # An older result, or a figure that run could not measure.
+                cells.append('%-15s' % 'not measured')
+                continue
             cells.append('%-15s' % ('%.2f %s' % (measured['measured'], measured['verdict'])))
         lines.append('%-76s %s  %g %s' % (
             target['description'], '  '.join(cells), target['limit'], target['unit']))

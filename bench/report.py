@@ -65,7 +65,7 @@ def _target(identifier, description, measured, limit, unit, store_label, at_targ
 
 def targets(stores, at_target_size):
     """
-    Return every target with its value and verdict: shared/product.md's, then issue 15's.
+    Return every target with its value and verdict: shared/product.md's, then issues 15 and 25.
 
     Every target is judged on the large store; at_target_size says whether
     that store really is 1,000,000 memories / 100,000 entities (full mode).
@@ -86,7 +86,12 @@ def targets(stores, at_target_size):
     def turn_floor(name):
         return series[name]['ratio_to_turn_floor']['p50']
 
+    def callback(outcome):
+        timed = (large['node'].get('remember_callback_us') or {}).get(outcome)
+        return None if timed is None else timed['p50_us']
+
     startup = large['startup']
+    idle = large.get('idle')
     rss_mb = large['node']['rss_after_run_bytes'] / 1e6
     rows = [
         ('recall_found_p50_vs_floor', 'recall (found) p50 <= 1.5x Trigger p50',
@@ -132,6 +137,18 @@ def targets(stores, at_target_size):
          startup['ready_s']['median'], 1.0, 's'),
         ('i15_resident_memory', 'i15: resident memory after the run <= 100 MB',
          rss_mb, 100.0, 'MB'),
+        # Issue 25: the node's own remember callback, timed inside it (p50),
+        # and the idle node.
+        ('i25_callback_created', 'i25: remember callback in the node, created, p50 <= 600 us',
+         callback('applied/created'), 600.0, 'us'),
+        ('i25_callback_duplicate', 'i25: remember callback in the node, duplicate, p50 <= 60 us',
+         callback('applied/duplicate'), 60.0, 'us'),
+        ('i25_callback_rejected', 'i25: remember callback in the node, rejected, p50 <= 80 us',
+         callback('rejected/value_not_supported'), 80.0, 'us'),
+        ('i25_idle_cpu', 'i25: idle node CPU (diagnostics at 1 Hz) <= 0.5% of one core',
+         None if idle is None else 100 * idle['cpu_share_of_one_core'], 0.5, '%'),
+        ('i25_resident_memory_at_ready', 'i25: resident memory at ready <= 80 MB',
+         large['node']['rss_at_ready_bytes'] / 1e6, 80.0, 'MB'),
     ]
     at_least = {'i15_throughput_recall_vs_trigger'}
     return [_target(*row, TARGET_STORE, at_target_size, at_least=row[0] in at_least)
@@ -209,9 +226,10 @@ def format_table(result):
         callbacks = store['node'].get('remember_callback_us')
         if callbacks:
             lines.append("  remember callback in the node, p50 us (the product's work, timed "
-                         'inside the process): %s; everything else of the round trip is '
-                         'rclpy, DDS and the client' % ', '.join(
-                             '%s %.0f (n=%d)' % (outcome, value['p50_us'], value['n'])
+                         'inside the process; its thread CPU time; share of callbacks in '
+                         'which the garbage collector ran): %s; everything else of the round '
+                         'trip is rclpy, DDS and the client' % ', '.join(
+                             _callback_line(outcome, value)
                              for outcome, value in sorted(callbacks.items())))
         elif callbacks is not None:
             lines.append('  remember callback in the node: not recorded (the node did not '
@@ -231,18 +249,7 @@ def format_table(result):
                          throughput['trigger']['calls_per_s'],
                          throughput['recall_found_over_trigger'],
                          100 * throughput['system_cpu_busy']))
-        startup = store['startup']
-        lines.append('  start to services advertised: median %.2f s (samples %s)' % (
-            startup['advertised_s']['median'],
-            ', '.join('%.2f' % value for value in startup['advertised_s']['samples'])))
-        lines.append('  start to ready: median %.2f s (samples %s; medians: imports %.2f s, '
-                     'rclpy.init %.3f s, node construction %.3f s, discovery and first call '
-                     '%.3f s)' % (
-                         startup['ready_s']['median'],
-                         ', '.join('%.2f' % value for value in startup['ready_s']['samples']),
-                         startup['imports_s']['median'], startup['rclpy_init_s']['median'],
-                         startup['construct_s']['median'],
-                         startup['discovery_and_first_call_s']['median']))
+        lines.extend(_startup_lines(store))
         node = store['node']
         lines.append('  node resident memory: %.1f MB after the run (%.1f MB at ready, '
                      'peak %.1f MB)' % (node['rss_after_run_bytes'] / 1e6,
@@ -257,10 +264,69 @@ def format_table(result):
     lines.append('durable one-row SQLite commit on this disk: p50 %.3f ms' % (
         result['durable_commit_ms']['p50_ms']))
     lines.append('')
-    lines.append('targets (product.md, then issue 15), judged on the %s store%s:' % (
+    lines.append('targets (product.md, then issues 15 and 25), judged on the %s store%s:' % (
         TARGET_STORE, '' if result['at_target_size'] else ' (quick mode: NOT the 1M store)'))
     for target in result['targets']:
-        lines.append('  %-4s %-74s %.2f %s (limit %g)' % (
-            target['verdict'], target['description'], target['measured'], target['unit'],
+        measured = target['measured']
+        lines.append('  %-4s %-74s %s %s (limit %g)' % (
+            target['verdict'], target['description'],
+            'not measured' if measured is None else '%.2f' % measured, target['unit'],
             target['limit']))
     return '\n'.join(lines)
+
+
+def _startup_lines(store):
+    """Return the lines of the start-up samples (and with the DDS profile) and idle CPU."""
+    lines = []
+    variants = [('', store['startup'])]
+    if 'with_dds_profile' in store['startup']:
+        variants = [(' (no DDS profile)', store['startup']),
+                    (' (with %s)' % store['startup']['with_dds_profile']['file'],
+                     store['startup']['with_dds_profile'])]
+    for name, startup in variants:
+        advertised = startup['advertised_s']['samples']
+        ready = startup['ready_s']['samples']
+        lines.append('  start to services advertised%s: median %.2f s, <= 0.5 s in %d of %d '
+                     '(samples %s)' % (
+                         name, startup['advertised_s']['median'],
+                         sum(1 for value in advertised if value <= 0.5), len(advertised),
+                         ', '.join('%.2f' % value for value in advertised)))
+        lines.append('  start to ready%s: median %.2f s, <= 1 s in %d of %d (samples %s; '
+                     'medians: imports %.2f s, rclpy.init %.3f s, node construction %.3f s, '
+                     'discovery and first call %.3f s)' % (
+                         name, startup['ready_s']['median'],
+                         sum(1 for value in ready if value <= 1.0), len(ready),
+                         ', '.join('%.2f' % value for value in ready),
+                         startup['imports_s']['median'], startup['rclpy_init_s']['median'],
+                         startup['construct_s']['median'],
+                         startup['discovery_and_first_call_s']['median']))
+    idle = store.get('idle')
+    if idle:
+        lines.append('  idle node: %.2f%% of one core over %.0f s (%.2f CPU s; diagnostics at '
+                     'its default 1 Hz); resident memory %.1f MB before, %.1f MB after' % (
+                         100 * idle['cpu_share_of_one_core'], idle['seconds'],
+                         idle['cpu_seconds'], idle['rss_before_bytes'] / 1e6,
+                         idle['rss_after_bytes'] / 1e6))
+    return lines
+
+
+def startup_table(result):
+    """Return the report of a --startup-only run (the large store's starts and idle node)."""
+    machine = result['machine']
+    store = result['stores']['large']
+    node = store['node']
+    lines = [machine_line(machine, machine['load_average_end']) + ' (load at the end)',
+             'large store: %d memories, %d entities; start-up and idle only' % (
+                 store['memories'], store['entities'])]
+    lines.extend(_startup_lines(store))
+    lines.append('  node resident memory: %.1f MB at ready, %.1f MB at the end (peak %.1f MB)' % (
+        node['rss_at_ready_bytes'] / 1e6, node['rss_after_run_bytes'] / 1e6,
+        node['rss_peak_bytes'] / 1e6))
+    return '\n'.join(lines)
+
+
+def _callback_line(outcome, value):
+    text = '%s %.0f' % (outcome, value['p50_us'])
+    if 'cpu_p50_us' in value:
+        text += ' (cpu %.0f, gc %.0f%%)' % (value['cpu_p50_us'], 100 * value.get('with_gc', 0))
+    return text + ' (n=%d)' % value['n']

@@ -41,6 +41,7 @@ from mira_memory.memory import responses
 from mira_memory.msg import OperatorUtterance
 from mira_memory.simulation import processes
 from mira_memory.srv import RecallMemory, Remember
+import peers
 import rclpy
 from rclpy.context import Context
 from rclpy.executors import SingleThreadedExecutor
@@ -62,11 +63,13 @@ MODES = {
         'sizes': {'small': (10_000, 1_000), 'large': (1_000_000, 100_000)},
         'calls': 1000, 'warmup': 50, 'clients': 4, 'phase_s': 5.0, 'rounds': 2,
         'startup_samples': 3, 'breakdown_calls': 300, 'commit_samples': 200,
+        'idle_seconds': 60.0,
     },
     'quick': {
         'sizes': {'small': (2_000, 200), 'large': (10_000, 1_000)},
         'calls': 50, 'warmup': 10, 'clients': 2, 'phase_s': 1.0, 'rounds': 1,
         'startup_samples': 1, 'breakdown_calls': 20, 'commit_samples': 20,
+        'idle_seconds': 2.0,
     },
 }
 
@@ -104,10 +107,36 @@ def parse_args(argv):
                         help='run the store nodes under cProfile and print where their time '
                              'goes (slows every call: the latencies of such a run are not '
                              'figures)')
+    parser.add_argument('--startup-samples', type=int,
+                        help='node starts per store (full: 3, quick: 1); the last one serves '
+                             'the calls')
+    parser.add_argument('--dds-profile', type=pathlib.Path, metavar='XML',
+                        help='a Fast DDS profile file (such as config/dds/'
+                             'fastdds_quick_discovery.xml): the start-up samples alternate '
+                             'between the node without and with FASTDDS_DEFAULT_PROFILES_FILE '
+                             'set to it, reported side by side')
+    parser.add_argument('--startup-only', action='store_true',
+                        help='only the start-up samples of the large store (and, in full mode, '
+                             'its idle CPU): no calls')
+    parser.add_argument('--peers', action='store_true',
+                        help='only the peer comparison: the same recall and remember calls '
+                             'against mira_memory and RobotMem (bench/peers.py), interleaved, '
+                             'on the small store (10,000 memories in full mode)')
+    parser.add_argument('--idle-seconds', type=float,
+                        help="seconds the large store's node is left idle after the run to "
+                             'measure its CPU (full: 60, quick: 2)')
     args = parser.parse_args(argv)
     args.mode = 'quick' if args.quick else 'full'
     settings = dict(MODES[args.mode])
-    for name in ('calls', 'warmup', 'clients', 'phase_s'):
+    if args.dds_profile is not None:
+        if not args.dds_profile.is_file():
+            parser.error('--dds-profile: no such file: %s' % args.dds_profile)
+        args.dds_profile = args.dds_profile.resolve()
+    settings['dds_profile'] = None if args.dds_profile is None else str(args.dds_profile)
+    settings['startup_only'] = args.startup_only
+    if args.peers and args.startup_only:
+        parser.error('--peers and --startup-only are separate runs')
+    for name in ('calls', 'warmup', 'clients', 'phase_s', 'startup_samples', 'idle_seconds'):
         if getattr(args, name) is not None:
             settings[name] = getattr(args, name)
     if args.sizes:
@@ -185,6 +214,14 @@ def proc_status(pid):
             if name in ('VmRSS', 'VmHWM'):
                 values[name] = int(rest.split()[0]) * 1024
     return values
+
+
+def process_cpu_seconds(pid):
+    """Return the user + system CPU seconds a process has used (/proc/<pid>/stat)."""
+    with open('/proc/%d/stat' % pid) as handle:
+        # The command name (field 2) may hold spaces: split after its ')'.
+        fields = handle.read().rsplit(')', 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf('SC_CLK_TCK')
 
 
 def cpu_times():
@@ -355,6 +392,28 @@ class StoreBench:
         self.result['breakdown'] = cost_breakdown(
             self.db_path, self.metadata, self.settings['breakdown_calls'])
 
+    def idle(self):
+        """
+        Leave the node idle for idle_seconds; record its CPU share and resident memory.
+
+        Nothing calls it meanwhile; it still publishes /diagnostics at its
+        default 1 Hz and keeps its subscriptions and DDS participant alive,
+        which is what a robot's memory node does between turns.
+        """
+        seconds = self.settings['idle_seconds']
+        pid = self.process.pid
+        rss_before = proc_status(pid)['VmRSS']
+        cpu_before, started = process_cpu_seconds(pid), time.monotonic()
+        # The runner's own executor is not spun: nothing of the client wakes the node.
+        time.sleep(seconds)
+        cpu = process_cpu_seconds(pid) - cpu_before
+        elapsed = time.monotonic() - started
+        self.result['idle'] = {
+            'seconds': elapsed, 'cpu_seconds': cpu, 'cpu_share_of_one_core': cpu / elapsed,
+            'rss_before_bytes': rss_before, 'rss_after_bytes': proc_status(pid)['VmRSS'],
+            'load_average_after': list(os.getloadavg()),
+        }
+
     def _callback_times(self):
         """Return {outcome: n and p50 us} of the serving node's remember callbacks."""
         try:
@@ -362,11 +421,22 @@ class StoreBench:
                 times = json.load(source)
         except (OSError, ValueError):
             return {}  # the node did not stop cleanly; the report says so
-        return {outcome: {'n': len(values),
-                          'p50_us': report.percentile(sorted(values), 50.0) / 1e3}
-                for outcome, values in times.items()}
+        result = {}
+        for outcome, values in times.items():
+            if outcome.startswith(('cpu ', 'gc ')):
+                continue
+            result[outcome] = {'n': len(values),
+                               'p50_us': report.percentile(sorted(values), 50.0) / 1e3}
+            cpu = times.get('cpu ' + outcome)
+            if cpu:
+                result[outcome]['cpu_p50_us'] = report.percentile(sorted(cpu), 50.0) / 1e3
+            collections = times.get('gc ' + outcome)
+            if collections:
+                # Share of the callbacks in which the collector ran at least once.
+                result[outcome]['with_gc'] = sum(1 for n in collections if n) / len(collections)
+        return result
 
-    def _spawn_node(self, profile):
+    def _spawn_node(self, profile, dds_profile=None):
         command = [
             sys.executable, str(BENCH_DIR / 'bench_node.py'), '--ros-args',
             '-r', '__ns:=' + self.namespace,
@@ -379,19 +449,41 @@ class StoreBench:
         env = dict(self.env, MIRA_BENCH_CALLBACK_TIMES=str(self.callback_times_path))
         if profile:
             env['MIRA_BENCH_PROFILE'] = str(self.profile_path)
+        if dds_profile:
+            env['FASTDDS_DEFAULT_PROFILES_FILE'] = dds_profile
+        else:
+            env.pop('FASTDDS_DEFAULT_PROFILES_FILE', None)
         return self.run.spawn(command, self.node_log, env=env)
 
     def _startup(self):
         """Start the node `startup_samples` times; keep the last one running."""
-        phases = {name: [] for name in ('ready_s', 'advertised_s', 'imports_s', 'rclpy_init_s',
-                                        'construct_s', 'discovery_and_first_call_s')}
-        samples = self.settings['startup_samples']
+        names = ('ready_s', 'advertised_s', 'imports_s', 'rclpy_init_s', 'construct_s',
+                 'discovery_and_first_call_s')
+        phases = {name: [] for name in names}
+        dds_profile = self.settings['dds_profile']
+        # With a DDS profile to compare, the starts alternate without / with
+        # it (same moments, same machine noise); these are its samples.
+        with_profile = {name: [] for name in names}
+        samples = self.settings['startup_samples'] * (2 if dds_profile else 1)
         for sample in range(samples):
             last = sample == samples - 1
+            profiled = dds_profile if dds_profile and sample % 2 else None
             spawned = time.monotonic()
-            self.process = self._spawn_node(profile=last and self.profile_path is not None)
+            self.process = self._spawn_node(profile=last and self.profile_path is not None,
+                                            dds_profile=profiled)
             advertised, ready = self._wait_ready(spawned)
             times = self._node_times(self.process.pid)
+            if profiled:
+                for name, value in (
+                        ('ready_s', ready - spawned), ('advertised_s', advertised - spawned),
+                        ('imports_s', times['imported'] - spawned),
+                        ('rclpy_init_s', times['init_started'] - times['imported']),
+                        ('construct_s', times['constructed'] - times['init_started']),
+                        ('discovery_and_first_call_s', ready - times['constructed'])):
+                    with_profile[name].append(value)
+                if not last:
+                    stop_process(self.process)
+                continue
             phases['ready_s'].append(ready - spawned)
             phases['advertised_s'].append(advertised - spawned)
             phases['imports_s'].append(times['imported'] - spawned)
@@ -401,6 +493,10 @@ class StoreBench:
             if not last:
                 stop_process(self.process)
         result = {name: median_summary(values) for name, values in phases.items()}
+        if dds_profile:
+            result['with_dds_profile'] = {
+                name: median_summary(values) for name, values in with_profile.items()}
+            result['with_dds_profile']['file'] = dds_profile
         result['definition'] = (
             'process spawn until the first recall_memory response arrives (advertised: '
             'until the client first sees the service); the phases are interpreter start and '
@@ -738,7 +834,17 @@ def main(argv=None):
     print('mira_memory bench: %s mode, ROS_DOMAIN_ID=%d, loopback only' % (
         args.mode, settings['domain_id']), flush=True)
     stores = {}
-    for label, (memories, entities) in settings['sizes'].items():
+    sizes = settings['sizes']
+    if settings['startup_only']:
+        sizes = {'large': sizes['large']}
+    peer_path = None
+    if args.peers:
+        sizes = {'small': sizes['small']}
+        peer_path = peers.peer_path(os.environ.get('ROS_DISTRO', 'jazzy'))
+        if not (peer_path / 'robotmem' / 'sdk.py').is_file():
+            print(peers.install_hint(peer_path))
+            return 2
+    for label, (memories, entities) in sizes.items():
         path, metadata = generate.cached_store(
             args.cache_dir, memories, entities, settings['seed'],
             log=lambda text: print(text, flush=True))
@@ -758,6 +864,10 @@ def main(argv=None):
             bench = StoreBench(run, label, path, metadata, metadata_path, profile_path)
             benches.append(bench)
             bench.start()
+        if settings['startup_only']:
+            return _startup_only(args, result, stamp, run, benches[0])
+        if args.peers:
+            return _peers(args, result, stamp, run, benches[0], peer_path)
         print('measuring latency, every series of both stores interleaved ...', flush=True)
         cpu_before = cpu_times()
         series = interleaved(run, benches)
@@ -773,6 +883,10 @@ def main(argv=None):
             bench.result['throughput'] = bench.throughput()
             bench.result['throughput']['system_cpu_busy'] = busy_fraction(cpu_before, cpu_times())
             bench.result['throughput']['load_average_after'] = list(os.getloadavg())
+            if bench.label == 'large':
+                print('measuring the idle large store node for %.0f s ...' %
+                      settings['idle_seconds'], flush=True)
+                bench.idle()
             bench.finish()
         result['stores'] = {bench.label: bench.result for bench in benches}
         result['durable_commit_ms'] = durable_commit_floor(
@@ -800,6 +914,56 @@ def main(argv=None):
     for label, path in profiles.items():
         print('\ncProfile of the %s store node (%s):' % (label, path))
         print(profile_summary(path))
+    print('\nresults: %s' % (args.results_dir / ('latest%s.json' % suffix)))
+    return 0
+
+
+def _peers(args, result, stamp, run, bench, peer_path):
+    """Finish a --peers run: start the peer, interleave both sides' calls; return 0."""
+    try:
+        print('starting the peer (RobotMem from %s) and seeding it with the %d memories ...' % (
+            peer_path, bench.metadata['memories']), flush=True)
+        peer = peers.PeerBench(run, bench.directory, bench.db_path, peer_path)
+        print('measuring both sides interleaved ...', flush=True)
+        result['series'] = peers.compare(run, bench, peer, args.settings, CALL_TIMEOUT_S)
+        peer.close()
+    finally:
+        run.close()
+    result['memories'] = bench.metadata['memories']
+    result['peer_seeded'] = peer.seeded
+    result['peer'] = {'package': 'robotmem', 'version': '0.1.3', 'path': str(peer_path),
+                      'embed_backend': 'none'}
+    result['machine']['load_average_end'] = list(os.getloadavg())
+    text = json.dumps(result, indent=1, ensure_ascii=False)
+    suffix = '-peers' if args.mode == 'full' else '-peers-' + args.mode
+    (args.results_dir / ('%s%s.json' % (stamp, suffix))).write_text(text)
+    (args.results_dir / ('latest%s.json' % suffix)).write_text(text)
+    print()
+    print(peers.format_report(result))
+    print('\nresults: %s' % (args.results_dir / ('latest%s.json' % suffix)))
+    return 0
+
+
+def _startup_only(args, result, stamp, run, bench):
+    """Finish a --startup-only run: the idle node, then the start-up report; return 0."""
+    try:
+        print('measuring the idle large store node for %.0f s ...' %
+              args.settings['idle_seconds'], flush=True)
+        bench.idle()
+        status = proc_status(bench.process.pid)
+        bench.result['node']['rss_after_run_bytes'] = status['VmRSS']
+        bench.result['node']['rss_peak_bytes'] = status['VmHWM']
+        bench.result['node']['exit_code'] = stop_process(bench.process)
+    finally:
+        run.close()
+    result['stores'] = {'large': bench.result}
+    result['machine']['load_average_end'] = list(os.getloadavg())
+    text = json.dumps(result, indent=1, ensure_ascii=False)
+    suffix = '-startup' if args.mode == 'full' else '-startup-' + args.mode
+    (args.results_dir / ('%s%s.json' % (stamp, suffix))).write_text(text)
+    (args.results_dir / ('latest%s.json' % suffix)).write_text(text)
+    print()
+    print(report.startup_table(result))
     print('\nresults: %s' % (args.results_dir / ('latest%s.json' % suffix)))
     return 0
 

@@ -190,13 +190,18 @@ class MemoryServing:
             'Name of the active robot profile: the entity that you/your/yours/yourself '
             'denote in remember. Resolved at admission time, so it may change at runtime.',
             read_only=False)
-        self._check_robot_profile(self.robot_profile)
+        # Kept as a plain attribute: remember reads it on every call, and
+        # rclpy's get_parameter (lock, lookup, Parameter object) costs a few
+        # microseconds each time; the post-set callback keeps it current.
+        self._robot_profile = self.get_parameter('robot_profile').value
+        self._check_robot_profile(self._robot_profile)
         self.add_on_set_parameters_callback(self._on_set_parameters)
+        self.add_post_set_parameters_callback(self._after_set_parameters)
 
     @property
     def robot_profile(self):
         """Return the current robot profile name."""
-        return self.get_parameter('robot_profile').value
+        return self._robot_profile
 
     @staticmethod
     def _check_robot_profile(value):
@@ -213,6 +218,11 @@ class MemoryServing:
                 except node_runner.StartupError as error:
                     return SetParametersResult(successful=False, reason=str(error))
         return SetParametersResult(successful=True)
+
+    def _after_set_parameters(self, parameters):
+        for parameter in parameters:
+            if parameter.name == 'robot_profile':
+                self._robot_profile = parameter.value
 
     def _resolve_settings(self):
         config_file = self.get_parameter('config_file').value

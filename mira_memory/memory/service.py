@@ -34,6 +34,7 @@ from mira_memory.core import recall, store, turns, verify_process
 from mira_memory.core.turn_proposals import TurnProposalLog
 from mira_memory.memory import responses
 from mira_memory.ros.node_runner import StartupError
+from rclpy.logging import LoggingSeverity
 
 FIND_MEMORY_LIMIT = 100
 LIST_MEMORY_LIMIT = 1000
@@ -316,10 +317,13 @@ class MemoryService:
             return admission.backend_failure()
         if result.outcome == admission.OUTCOME_CREATED:
             self.health.wrote(memories=1, active_memories=1)
-        if result.status == admission.STATUS_APPLIED:
+        if result.status == admission.STATUS_APPLIED and self.log.is_enabled_for(
+                LoggingSeverity.DEBUG):
             # Debug, not info: an rclpy log call costs about as much as the
             # admission itself (see bench/README.md), and the row's source
             # label already records the episode and turn of every write.
+            # Asked first, so a retry does not build the line only for
+            # rclpy to drop it (issue 25: every microsecond of a retry counts).
             self.log.debug(
                 f'remember {result.outcome} {store.format_memory_id(result.memory_id)} '
                 f'(episode {request.episode_id!r} turn {request.turn_id!r})')

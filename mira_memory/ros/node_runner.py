@@ -15,6 +15,7 @@ was lost and the node then ran until a second one. rclpy is imported lazily
 here so that start() runs before it.
 """
 
+import gc
 import importlib
 import signal
 import warnings
@@ -66,6 +67,11 @@ def run(node_class, logger_name, args=None):
     node = None
     try:
         node = node_class()
+        # Everything built so far (modules, the node, a store's caches) lives
+        # as long as the process: frozen, the garbage collector no longer
+        # walks it on every full collection, which then costs a callback
+        # only its own young objects (bench/README.md, issue 25).
+        gc.freeze()
         rclpy.spin(node)
     except StartupError as error:
         rclpy.logging.get_logger(logger_name).error(str(error))

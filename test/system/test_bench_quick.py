@@ -44,6 +44,8 @@ TARGETS = {
     'i15_remember_duplicate_p50_vs_turn_floor', 'i15_remember_rejected_p50_vs_turn_floor',
     'i15_remember_created_p50_vs_turn_floor', 'i15_throughput_recall_vs_trigger',
     'i15_start_to_advertised', 'i15_start_to_first_answer', 'i15_resident_memory',
+    'i25_callback_created', 'i25_callback_duplicate', 'i25_callback_rejected', 'i25_idle_cpu',
+    'i25_resident_memory_at_ready',
 }
 QUICK_CALLS = 12
 
@@ -107,6 +109,8 @@ def test_the_node_timed_each_remember_outcome_inside_its_callback(stores):
         for timed in callbacks.values():
             # Warm-up calls are timed too: at least the measured ones.
             assert timed['n'] >= QUICK_CALLS and timed['p50_us'] > 0
+            # Its own CPU time beside it, and how often the collector ran in it.
+            assert timed['cpu_p50_us'] > 0 and 0.0 <= timed['with_gc'] <= 1.0
 
 
 def test_every_recall_is_split_against_both_floors(stores):
@@ -144,6 +148,15 @@ def test_startup_memory_and_database_size_are_reported(stores):
             'median']
         assert store['node']['rss_after_run_bytes'] > 0
         assert store['database']['db_bytes'] > 0
+
+
+def test_the_idle_large_store_node_is_measured(quick_run):
+    idle = quick_run[0]['stores']['large']['idle']
+    assert idle['seconds'] > 0 and idle['cpu_seconds'] >= 0
+    assert idle['cpu_share_of_one_core'] == idle['cpu_seconds'] / idle['seconds']
+    assert idle['rss_before_bytes'] > 0 and idle['rss_after_bytes'] > 0
+    assert 'small' not in quick_run[0]['stores'] or 'idle' not in quick_run[0]['stores']['small']
+    assert 'idle node: ' in quick_run[1]
 
 
 def test_generated_stores_have_the_requested_sizes(quick_run):
@@ -191,4 +204,4 @@ def test_the_run_stopped_its_node_and_removed_its_working_copies(stores):
 
 def test_the_table_is_printed(quick_run):
     stdout = quick_run[1]
-    assert 'recall_found' in stdout and 'targets (product.md, then issue 15)' in stdout
+    assert 'recall_found' in stdout and 'targets (product.md, then issues 15 and 25)' in stdout

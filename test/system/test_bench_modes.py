@@ -1,0 +1,97 @@
+# SPDX-License-Identifier: Apache-2.0
+"""
+The benchmark's start-up-only and peer modes run end to end on a tiny store.
+
+Like test_bench_quick.py, these check what the runs report, never a timing.
+"""
+
+import json
+import os
+import pathlib
+import subprocess
+import sys
+
+import pytest
+
+pytestmark = pytest.mark.ros
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+# A Fast DDS profile that changes nothing measurable: the mode only has to
+# alternate the node's starts without and with it.
+PROFILE = """<?xml version="1.0" encoding="UTF-8"?>
+<dds xmlns="http://www.eprosima.com">
+  <profiles>
+    <participant profile_name="bench_test" is_default_profile="true">
+      <rtps><name>bench_test</name></rtps>
+    </participant>
+  </profiles>
+</dds>
+"""
+
+
+def run_bench(directory, *args):
+    completed = subprocess.run(
+        [sys.executable, str(ROOT / 'bench' / 'run_bench.py'), '--quick',
+         '--domain', os.environ['ROS_DOMAIN_ID'], '--cache-dir', str(directory / 'cache'),
+         '--results-dir', str(directory / 'results'), *args],
+        capture_output=True, text=True, timeout=600)
+    return completed
+
+
+def test_startup_only_alternates_the_dds_profile_and_measures_the_idle_node(tmp_path):
+    profile = tmp_path / 'profile.xml'
+    profile.write_text(PROFILE)
+    completed = run_bench(tmp_path, '--startup-only', '--startup-samples', '2',
+                          '--dds-profile', str(profile), '--idle-seconds', '1')
+    assert completed.returncode == 0, completed.stdout[-3000:] + completed.stderr[-3000:]
+    result = json.loads((tmp_path / 'results' / 'latest-startup-quick.json').read_text())
+    store = result['stores']['large']
+    assert set(result['stores']) == {'large'} and 'series' not in store
+    assert len(store['startup']['ready_s']['samples']) == 2
+    with_profile = store['startup']['with_dds_profile']
+    assert len(with_profile['ready_s']['samples']) == 2
+    assert with_profile['file'] == str(profile.resolve())
+    assert store['idle']['seconds'] >= 1 and store['idle']['rss_after_bytes'] > 0
+    assert store['node']['exit_code'] == 0
+    assert 'start to ready (with ' in completed.stdout and 'idle node: ' in completed.stdout
+
+
+def test_a_missing_peer_is_named_with_how_to_install_it(tmp_path):
+    env_path = tmp_path / 'no-peer-here'
+    completed = subprocess.run(
+        [sys.executable, str(ROOT / 'bench' / 'run_bench.py'), '--quick', '--peers',
+         '--domain', os.environ['ROS_DOMAIN_ID'], '--cache-dir', str(tmp_path / 'cache'),
+         '--results-dir', str(tmp_path / 'results')],
+        capture_output=True, text=True, timeout=600,
+        env=dict(os.environ, MIRA_BENCH_PEER_PATH=str(env_path)))
+    assert completed.returncode == 2
+    assert 'pip install --no-deps --target %s robotmem==0.1.3' % env_path in completed.stdout
+
+
+def _peer_installed():
+    path = os.environ.get('MIRA_BENCH_PEER_PATH') or str(
+        pathlib.Path.home() / '.cache' / 'mira_memory' /
+        ('bench-peer-%s' % os.environ.get('ROS_DISTRO', 'jazzy')))
+    return (pathlib.Path(path) / 'robotmem' / 'sdk.py').is_file()
+
+
+@pytest.mark.skipif(not _peer_installed(),
+                    reason='RobotMem (a bench-only dependency) is not installed for the bench; '
+                           'bench/README.md says how')
+def test_peers_serve_the_same_calls_on_both_sides(tmp_path):
+    completed = run_bench(tmp_path, '--peers', '--calls', '5', '--warmup', '2')
+    assert completed.returncode == 0, completed.stdout[-3000:] + completed.stderr[-3000:]
+    result = json.loads((tmp_path / 'results' / 'latest-peers-quick.json').read_text())
+    expected = {'trigger': 'ok', 'recall_found': 'found', 'recall_miss': 'miss',
+                'remember_created': 'applied/created',
+                'remember_duplicate': 'applied/duplicate'}
+    for side in ('mira_memory', 'robotmem'):
+        for series, outcome in expected.items():
+            outcomes = result['series'][side][series]['outcomes']
+            if side == 'robotmem' and series == 'recall_miss':
+                # BM25 matches any shared word: a query we miss can find something there.
+                assert set(outcomes) <= {'miss', 'found'} and sum(outcomes.values()) == 5
+                continue
+            assert outcomes == {outcome: 5}, (side, series)
+    assert result['peer_seeded']['memories'] == result['memories']
+    assert 'peer/ours' in completed.stdout and 'synchronous=NORMAL' in completed.stdout
