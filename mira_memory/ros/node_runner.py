@@ -98,6 +98,55 @@ def run(node_class, logger_name, args=None):
     return 0
 
 
+def run_once(node_class, logger_name, failures, what, args=None):
+    """
+    Build node_class() and let it do its one job; return the process exit code.
+
+    For the one-shot processes (the seed step, the operator source):
+    node.run(executor) does the work outside any callback, driving the
+    executor itself. Exit 0 when it returns; 1 with the error's one line
+    for StartupError or one of failures (exception types); a SIGINT or
+    SIGTERM before the node is complete (its completed attribute) logs
+    "interrupted before the <what> was complete" and exits 1.
+    """
+    import rclpy
+    from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
+    from rclpy.impl.implementation_singleton import rclpy_implementation
+    import rclpy.logging
+
+    logger = rclpy.logging.get_logger(logger_name)
+    try:
+        rclpy.init(args=args)
+    except rclpy_implementation.RCLError as error:
+        # Unusable ROS arguments, such as a params file that is missing or not valid YAML.
+        logger.error(f'cannot start: {error}')
+        return 1
+    node = None
+    executor = SingleThreadedExecutor()
+    try:
+        node = node_class()
+        executor.add_node(node)
+        node.run(executor)
+    except (StartupError, *failures) as error:
+        logger.error(str(error))
+        return 1
+    except (KeyboardInterrupt, ExternalShutdownException,
+            rclpy_implementation.RCLError) as error:
+        # RCLError: a signal shut the context down while the executor was
+        # between waits (as in run()); anything else while ok is a bug.
+        if isinstance(error, rclpy_implementation.RCLError) and rclpy.ok():
+            raise
+        if not getattr(node, 'completed', False):
+            logger.error(f'interrupted before the {what} was complete')
+            return 1
+    finally:
+        executor.shutdown()
+        if node is not None:
+            node.destroy_node()
+        rclpy.try_shutdown()
+    return 0
+
+
 def log_unsent_replies(log):
     """
     Send every unsent-reply warning of rclpy to log (one call per reply).

@@ -29,9 +29,6 @@ from mira_memory.msg import ToolResult
 from mira_memory.ros import node_runner
 from mira_memory.ros import parameters
 from mira_memory.ros.operator_topics import absolute_node_name, OperatorTopics, spin_until
-import rclpy
-from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
-from rclpy.impl.implementation_singleton import rclpy_implementation
 from rclpy.node import Node
 
 
@@ -78,7 +75,11 @@ class OperatorSource(Node):
     # Running the scenario (outside any callback, driving the executor) ----------
 
     def run(self, executor):
-        """Wait for cognition, play every turn; raise ScenarioFailed on failure."""
+        """
+        Wait for cognition and play every turn; raise ScenarioFailed on failure.
+
+        Then, unless exit_when_done, keep spinning until SIGINT/SIGTERM.
+        """
         self._executor = executor
         self.wait_for_listeners()
         self.get_logger().info(f'run id {self.run_id}: episode ids are {self.run_id}-<name>')
@@ -88,6 +89,8 @@ class OperatorSource(Node):
                 self.play(episode_id, turn)
         self.completed = True
         self.get_logger().info('scenario complete')
+        if not self.settings['exit_when_done']:
+            executor.spin()
 
     def wait_for_listeners(self):
         """Wait until the cognition and memory nodes' utterance subscriptions are matched."""
@@ -115,39 +118,8 @@ class OperatorSource(Node):
 
 def main(args=None):
     """Run the scenario; exit 0 when it is complete, 1 when it fails or is interrupted."""
-    try:
-        rclpy.init(args=args)
-    except rclpy_implementation.RCLError as error:
-        # Unusable ROS arguments, such as a params file that is missing or not valid YAML.
-        rclpy.logging.get_logger('operator_source').error(f'cannot start: {error}')
-        return 1
-    node = None
-    executor = SingleThreadedExecutor()
-    try:
-        node = OperatorSource()
-        executor.add_node(node)
-        node.run(executor)
-        if not node.settings['exit_when_done']:
-            executor.spin()
-    except (ScenarioFailed, node_runner.StartupError) as error:
-        rclpy.logging.get_logger('operator_source').error(str(error))
-        return 1
-    except (KeyboardInterrupt, ExternalShutdownException,
-            rclpy_implementation.RCLError) as error:
-        # RCLError: a signal shut the context down while the executor was
-        # between waits (see node_runner); anything else while ok is a bug.
-        if isinstance(error, rclpy_implementation.RCLError) and rclpy.ok():
-            raise
-        if node is None or not node.completed:
-            rclpy.logging.get_logger('operator_source').error(
-                'interrupted before the scenario was complete')
-            return 1
-    finally:
-        executor.shutdown()
-        if node is not None:
-            node.destroy_node()
-        rclpy.try_shutdown()
-    return 0
+    return node_runner.run_once(OperatorSource, 'operator_source', (ScenarioFailed,),
+                                'scenario', args)
 
 
 if __name__ == '__main__':

@@ -25,9 +25,6 @@ from mira_memory.ros import node_runner
 from mira_memory.ros import parameters
 from mira_memory.ros.operator_topics import spin_until
 from mira_memory.srv import AdminAliasAdd, AdminEntityAdd, AdminEntityFind
-import rclpy
-from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
-from rclpy.impl.implementation_singleton import rclpy_implementation
 from rclpy.node import Node
 
 
@@ -100,36 +97,7 @@ class Seed(Node):
 
 def main(args=None):
     """Seed once; exit 0 when every entity and alias exists, 1 otherwise."""
-    logger = rclpy.logging.get_logger('seed')
-    try:
-        rclpy.init(args=args)
-    except rclpy_implementation.RCLError as error:
-        # Unusable ROS arguments, such as a params file that is missing or not valid YAML.
-        logger.error(f'cannot start: {error}')
-        return 1
-    node = None
-    executor = SingleThreadedExecutor()
-    try:
-        node = Seed()
-        executor.add_node(node)
-        node.run(executor)
-    except (SeedFailed, node_runner.StartupError) as error:
-        logger.error(str(error))
-        return 1
-    except (KeyboardInterrupt, ExternalShutdownException,
-            rclpy_implementation.RCLError) as error:
-        # RCLError: a signal shut the context down while the executor was
-        # between waits (see node_runner); anything else while ok is a bug.
-        if isinstance(error, rclpy_implementation.RCLError) and rclpy.ok():
-            raise
-        logger.error('interrupted before the seed was complete')
-        return 1
-    finally:
-        executor.shutdown()
-        if node is not None:
-            node.destroy_node()
-        rclpy.try_shutdown()
-    return 0
+    return node_runner.run_once(Seed, 'seed', (SeedFailed,), 'seed', args)
 
 
 if __name__ == '__main__':
