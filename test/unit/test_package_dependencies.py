@@ -25,13 +25,16 @@ ROSDEP_KEYS = {
 }
 # Imported, deliberately not declared (see package.xml and docs/model.md).
 UNDECLARED = {'openai'}
+# The benchmark's peer (tools/bench --peers, issue 25): installed by hand into
+# a venv of its own (bench/README.md), never a dependency of this package.
+PEER_ONLY = {'robotmem'}
 # The test and bench helpers of this repository, imported by module name.
 LOCAL = {path.stem for path in (ROOT / 'test').glob('*.py')} | {
     path.stem for path in (ROOT / 'bench').glob('*.py')}
 # Declared without an import statement: the generated interfaces' runtime,
-# the `ros2 launch` command, the launch_testing CMake glue and the pytest runner.
-# launch the CMake glue, the pytest runner; the linters are imported by name
-# through pytest.importorskip (test/unit/test_lint.py).
+# the `ros2 launch` command, the launch_testing CMake glue and the pytest
+# runner; the linters are imported by name through pytest.importorskip
+# (test/unit/test_lint.py).
 NOT_IMPORTED = {'rosidl_default_runtime', 'ros2launch', 'launch_testing_ament_cmake',
                 'ament_cmake_pytest', 'ament_flake8', 'ament_pep257'}
 # Run by hand only (bench/README.md), never by a test: not a test dependency.
@@ -76,12 +79,19 @@ def test_every_import_of_the_package_has_its_exec_depend():
 def test_every_test_and_bench_import_has_a_key():
     imports = {**third_party_imports('test'), **third_party_imports('bench')}
     imports = {module: path for module, path in imports.items()
-               if module not in UNDECLARED and not module.startswith('test_')}
+               if module not in UNDECLARED | PEER_ONLY and not module.startswith('test_')}
     keys = {module: ROSDEP_KEYS.get(module) for module in imports}
     assert None not in keys.values(), {m: imports[m] for m, k in keys.items() if k is None}
     missing = {module: imports[module] for module, key in keys.items()
                if key not in declared('exec_depend', 'depend', 'test_depend')}
     assert missing == {}
+
+
+def test_the_benchmark_peer_is_imported_by_the_bench_only():
+    # The exception is still needed, and neither the product nor a test uses it.
+    assert PEER_ONLY <= set(third_party_imports('bench'))
+    assert not PEER_ONLY & (set(third_party_imports('mira_memory'))
+                            | set(third_party_imports('test')))
 
 
 def test_every_declared_key_is_used():
