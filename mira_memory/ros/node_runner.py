@@ -38,8 +38,11 @@ def start(module_name, interrupted_exit_code=0):
     ignored it. A SIGINT while the modules load ends the process quietly
     with interrupted_exit_code: nothing has started that needs stopping.
     """
-    signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
+        # Inside the try: a SIGINT that lands between installing the handler
+        # and the import is a quiet stop too (a coverage run, which slows
+        # every line, showed it as a traceback and exit -2).
+        signal.signal(signal.SIGINT, signal.default_int_handler)
         module = importlib.import_module(module_name)
     except KeyboardInterrupt:
         return interrupted_exit_code
