@@ -61,16 +61,25 @@ def unique_token(label):
     return f'{label}_{next(_names)}'
 
 
-def start_enabled_node(start, ros, name, robot_profile, **parameters):
+def start_enabled_node(start, ros, name, robot_profile, *, lock_wait_s=None, **parameters):
     """
     Start an enabled memory node on a database of its own; wait for its services.
 
-    start is the conftest module_memory_node starter; the returned process
-    carries database_path. parameters are further node parameters.
+    start is the node tier's module_memory_node starter (the node is built in
+    this process); the returned node carries database_path. parameters are
+    further node parameters. lock_wait_s, when given, is how long the node's
+    SQLite connections wait for another connection's lock
+    (transaction.LOCK_WAIT_S, 5 s in the product): a test that holds a lock
+    checks what the node answers once the wait runs out, not how long it waits.
     """
+    from mira_memory.core import transaction
     database_path = start.directory / name / 'memory.sqlite3'
-    process = start({'enabled': True, 'database_path': str(database_path),
-                     'robot_profile': robot_profile, **parameters}, wait_service=None)
+    with pytest.MonkeyPatch.context() as patch:
+        if lock_wait_s is not None:
+            # Read when the node opens its connections, in its constructor.
+            patch.setattr(transaction, 'LOCK_WAIT_S', lock_wait_s)
+        process = start({'enabled': True, 'database_path': str(database_path),
+                         'robot_profile': robot_profile, **parameters}, wait_service=None)
     process.database_path = database_path
     for service_type, service in ((srv.Remember, 'remember'),
                                   (srv.RecallMemory, 'recall_memory'),
@@ -261,9 +270,9 @@ def write_lock_held(database_path):
     """
     Hold the database's write lock from another connection, as a second writer would.
 
-    The node's BEGIN IMMEDIATE then waits out its busy timeout and SQLite
-    reports "database is locked". Nothing is written: the transaction is
-    rolled back.
+    The node's BEGIN IMMEDIATE then waits out its lock wait (LOCK_WAIT_S;
+    see start_enabled_node) and SQLite reports "database is locked". Nothing
+    is written: the transaction is rolled back.
     """
     connection = sqlite3.connect(str(database_path), isolation_level=None, timeout=0)
     try:

@@ -34,6 +34,11 @@ import time
 
 from mira_memory.core.errors import BackendError, BusyError, StoreError
 
+# How long a statement waits for another connection's lock (SQLite's busy
+# timeout, the sqlite3 module's default) before it fails with "database is
+# locked": the node's callback waits that long, then answers backend_failure.
+LOCK_WAIT_S = 5.0
+
 # How long forget waits for readers to leave the WAL before giving up on truncating it.
 WAL_TRUNCATE_ATTEMPTS = 100
 WAL_TRUNCATE_PAUSE_S = 0.01
@@ -227,7 +232,8 @@ def connect_owner(path):
     missing one with the owner's mode.
     """
     try:
-        raw = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False)
+        raw = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False,
+                              timeout=LOCK_WAIT_S)
     except OSError as exc:
         raise BackendError('cannot create database: %s' % exc) from exc
     except sqlite3.Error as exc:
@@ -250,8 +256,8 @@ def connect_owner(path):
 def connect_read_only(path):
     """Open a connection to the file at path that cannot write."""
     try:
-        raw = sqlite3.connect(path.as_uri() + '?mode=ro', uri=True,
-                              isolation_level=None, check_same_thread=False)
+        raw = sqlite3.connect(path.as_uri() + '?mode=ro', uri=True, isolation_level=None,
+                              check_same_thread=False, timeout=LOCK_WAIT_S)
     except sqlite3.Error as exc:
         raise BackendError('cannot open read-only connection: %s' % exc) from exc
     try:
