@@ -22,15 +22,12 @@ import json
 import os
 import pathlib
 import sqlite3
-from typing import Any, Dict, Literal, Optional
 
 from mira_memory.core import private_files, records, schema, writes
 from mira_memory.core.admission import source_label, TurnContext
 from mira_memory.core.errors import BackendError, InvalidInputError, StoreError
 from mira_memory.core.errors import TargetExistsError
 from mira_memory.core.normalize import display_form, normalize_token
-from mira_memory.core.pydantic_compat import Field, Model, one_line, root_validator
-from mira_memory.core.pydantic_compat import StrictInt, StrictStr, ValidationError, validator
 from mira_memory.core.transaction import set_pragma
 
 EXPORT_FORMAT = 'mira_memory export'
@@ -44,8 +41,8 @@ STOP_CHECK_INSTRUCTIONS = 1_000_000
 EXPORT_STOP_CHECK_ROWS = 1000
 RECORD_TYPES = ('entity', 'alias', 'memory', 'link', 'payload', 'receipt')
 # Header count names per record type (the store's counts() names).
-_COUNT_NAMES = {'entity': 'entities', 'alias': 'aliases', 'memory': 'memories',
-                'link': 'links', 'payload': 'payloads', 'receipt': 'receipts'}
+COUNT_NAMES = {'entity': 'entities', 'alias': 'aliases', 'memory': 'memories',
+               'link': 'links', 'payload': 'payloads', 'receipt': 'receipts'}
 _SEQUENCE_TABLES = {'entity': 'entities', 'alias': 'aliases', 'memory': 'memories',
                     'payload': 'payloads'}
 _TABLES = dict(_SEQUENCE_TABLES, link='memory_links', receipt='receipts')
@@ -64,7 +61,7 @@ _EXPORT_SQL = {
     'receipt': 'SELECT %s FROM receipts ORDER BY memory_id'
                % ', '.join(records.RECEIPT_COLUMNS),
 }
-_FIELDS = {
+RECORD_FIELDS = {
     'entity': ('id', 'entity_type', 'canonical_name', 'created_at'),
     'alias': ('id', 'entity_id', 'alias', 'created_at'),
     'memory': ('id', 'kind', 'summary', 'predicate', 'value', 'source_kind', 'source_label',
@@ -151,20 +148,26 @@ def _stoppable(conn, should_stop):
     return conn
 
 
-def _snapshot_connection(source, should_stop, *, check_schema=True):
+@contextlib.contextmanager
+def read_snapshot(source, should_stop=_never, *, check_schema=True):
+    """
+    Yield a read-only connection to the file at source, inside one read snapshot.
+
+    The first read pins the snapshot that every later read of the block (and
+    every backup step) sees; check_schema makes that read the schema check.
+    should_stop() interrupts a long statement. The connection is closed after
+    the block without committing anything.
+    """
     conn = _stoppable(schema.open_read_only(pathlib.Path(source)), should_stop)
     try:
         conn.execute('BEGIN')
-        # The first read pins the snapshot that every later read of this
-        # transaction (and every backup step) sees.
         if check_schema:
             schema.schema_state(conn, source)
         else:
             conn.execute('SELECT count(*) FROM sqlite_master').fetchone()
-    except BaseException:
+        yield conn
+    finally:
         conn.close()
-        raise
-    return conn
 
 
 def backup(source, target, *, force=False, pages=BACKUP_PAGES_PER_STEP, progress=None,
@@ -190,15 +193,14 @@ def backup(source, target, *, force=False, pages=BACKUP_PAGES_PER_STEP, progress
             progress(status, remaining, total)
 
     with _copy_failures('backup', partial, should_stop):
-        with _closing(_snapshot_connection(source, should_stop,
-                                           check_schema=check_schema)) as src:
+        with read_snapshot(source, should_stop, check_schema=check_schema) as src:
             counts = schema.table_counts(src)
             private_files.create_empty(partial)  # 0600, like the database
             # timeout=0: the partial file is this copy's alone, so a lock on it
             # is answered at once (and retried after the step's pause) instead
             # of after SQLite's busy timeout, and should_stop is asked meanwhile.
-            with _closing(_stoppable(sqlite3.connect(str(partial), isolation_level=None,
-                                                     timeout=0), should_stop)) as dst:
+            with contextlib.closing(_stoppable(sqlite3.connect(
+                    str(partial), isolation_level=None, timeout=0), should_stop)) as dst:
                 src.backup(dst, pages=pages, progress=step_done)
                 # The copy carries the source's WAL flag; a backup is one file.
                 dst.execute('PRAGMA journal_mode = DELETE').fetchall()
@@ -227,20 +229,6 @@ def _copy_failures(what, partial, should_stop):
         partial.unlink(missing_ok=True)
 
 
-class _closing:
-    """Close a connection on exit without committing anything."""
-
-    def __init__(self, conn):
-        self._conn = conn
-
-    def __enter__(self):
-        return self._conn
-
-    def __exit__(self, *exc_info):
-        self._conn.close()
-        return False
-
-
 def _line(record):
     return json.dumps(record, ensure_ascii=False, sort_keys=True, separators=(',', ':')) + '\n'
 
@@ -261,19 +249,19 @@ def export(source, target, *, force=False, should_stop=_never):
     target = _absolute_target(source, target, force)
     partial = partial_path(target)
     with _copy_failures('export', partial, should_stop):
-        with _closing(_snapshot_connection(source, should_stop)) as src:
+        with read_snapshot(source, should_stop) as src:
             counts = schema.table_counts(src)
             header = {
                 'type': 'header', 'format': EXPORT_FORMAT,
                 'schema_version': schema.SCHEMA_VERSION,
-                'counts': {_COUNT_NAMES[kind]: counts[_table(kind)] for kind in RECORD_TYPES},
+                'counts': {COUNT_NAMES[kind]: counts[_table(kind)] for kind in RECORD_TYPES},
                 'sequences': _sequences(src),
             }
             with open(partial, 'w', encoding='utf-8', newline='\n',
                       opener=private_files.opener) as out:  # 0600
                 out.write(_line(header))
                 for kind in RECORD_TYPES:
-                    fields = _FIELDS[kind]
+                    fields = RECORD_FIELDS[kind]
                     for number, row in enumerate(src.execute(_EXPORT_SQL[kind])):
                         if number % EXPORT_STOP_CHECK_ROWS == 0 and should_stop():
                             raise CopyStoppedError('export stopped before it was complete;'
@@ -356,7 +344,11 @@ class _Importer:
         kind = record.get('type')
         if kind not in RECORD_TYPES:
             raise _refused(number, 'unknown record type')
-        _check_record(number, kind, record)
+        shapes = _export_format()
+        try:
+            shapes.check_record(kind, record)
+        except shapes.ShapeError as error:
+            raise _refused(number, str(error)) from None
         getattr(self, '_add_' + kind)(number, record)
 
     def _add_entity(self, number, r):
@@ -459,141 +451,6 @@ class _Importer:
                           tuple(r[field] for field in records.RECEIPT_COLUMNS))
 
 
-# The records' shapes as pydantic models (v1 API, core/pydantic_compat.py):
-# exactly the export's fields, each of its JSON type; ids positive integers.
-# They check the shape only; the store's own rules (normal forms, references,
-# order) are checked by the importer above, and SQLite's CHECK constraints
-# stay the last word on formats (created_at).
-
-
-def _positive(cls, value):
-    if value is not None and value < 1:
-        raise ValueError('must be a positive integer')
-    return value
-
-
-def _text(cls, value):
-    if value is not None and not value.strip():
-        raise ValueError('must be non-empty text')
-    return value
-
-
-_RECORD_PHRASES = {'type_error.integer': 'must be a positive integer',
-                   'type_error.str': 'must be text',
-                   'type_error.none.not_allowed': 'must not be null'}
-
-
-class _EntityRecord(Model):
-    type: Literal['entity']  # noqa: A003
-    id: StrictInt  # noqa: A003
-    entity_type: StrictStr
-    canonical_name: StrictStr
-    created_at: StrictStr
-
-    _ids = validator('id', allow_reuse=True)(_positive)
-
-
-class _AliasRecord(Model):
-    type: Literal['alias']  # noqa: A003
-    id: StrictInt  # noqa: A003
-    entity_id: StrictInt
-    alias: StrictStr
-    created_at: StrictStr
-
-    _ids = validator('id', 'entity_id', allow_reuse=True)(_positive)
-
-
-class _MemoryRecord(Model):
-    type: Literal['memory']  # noqa: A003
-    id: StrictInt  # noqa: A003
-    kind: StrictStr
-    summary: StrictStr
-    predicate: Optional[StrictStr] = Field(...)
-    value: Optional[StrictStr] = Field(...)
-    source_kind: StrictStr
-    source_label: StrictStr
-    confidence: Any = Field(...)  # null or a number: the store's own rule judges it
-    status: StrictStr
-    created_at: StrictStr
-    retired_at: Optional[StrictStr] = Field(...)
-    retired_reason: Optional[StrictStr] = Field(...)
-
-    _ids = validator('id', allow_reuse=True)(_positive)
-
-
-class _LinkRecord(Model):
-    type: Literal['link']  # noqa: A003
-    memory_id: StrictInt
-    entity_id: StrictInt
-    role: StrictStr
-
-    _ids = validator('memory_id', 'entity_id', allow_reuse=True)(_positive)
-
-
-class _PayloadRecord(Model):
-    type: Literal['payload']  # noqa: A003
-    id: StrictInt  # noqa: A003
-    memory_id: StrictInt
-    storage: StrictStr
-    media_type: StrictStr
-    text: Optional[StrictStr] = Field(...)
-    object_ref: Optional[StrictStr] = Field(...)
-    sha256: Optional[StrictStr] = Field(...)
-    created_at: StrictStr
-
-    _ids = validator('id', 'memory_id', allow_reuse=True)(_positive)
-
-
-class _ReceiptRecord(Model):
-    type: Literal['receipt']  # noqa: A003
-    memory_id: StrictInt
-    utterance: StrictStr
-    episode_id: StrictStr
-    turn_id: StrictStr
-    kind: StrictStr
-    subject: StrictStr
-    predicate: StrictStr
-    value: StrictStr
-    related_entity: Optional[StrictStr] = Field(...)
-    related_role: Optional[StrictStr] = Field(...)
-    evidence: StrictStr
-    robot_profile: StrictStr  # may be empty: a node without a robot profile
-    rules_version: StrictStr
-    rules_digest: StrictStr
-    rules_ran: StrictStr
-    subject_entity_id: StrictInt
-    related_entity_id: Optional[StrictInt] = Field(...)
-    created_at: StrictStr
-
-    _ids = validator('memory_id', 'subject_entity_id', 'related_entity_id',
-                     allow_reuse=True)(_positive)
-    _texts = validator('utterance', 'episode_id', 'turn_id', 'kind', 'subject', 'predicate',
-                       'value', 'related_entity', 'related_role', 'evidence', 'rules_version',
-                       'rules_digest', 'rules_ran', allow_reuse=True)(_text)
-
-    @root_validator(skip_on_failure=True)
-    def _related_pair(cls, values):
-        if (values['related_entity'] is None) != (values['related_role'] is None):
-            raise ValueError('related_entity and related_role go together')
-        return values
-
-
-_RECORD_MODELS = {'entity': _EntityRecord, 'alias': _AliasRecord, 'memory': _MemoryRecord,
-                  'link': _LinkRecord, 'payload': _PayloadRecord, 'receipt': _ReceiptRecord}
-
-
-def _check_record(number, kind, record):
-    """Refuse a record without exactly its fields, each of its type, naming the field."""
-    try:
-        _RECORD_MODELS[kind].parse_obj(record)
-    except ValidationError as error:
-        if any(e['type'] in ('value_error.missing', 'value_error.extra')
-               for e in error.errors()):
-            raise _refused(number, '%s record must have exactly the fields %s' % (
-                kind, ', '.join(sorted({'type', *_FIELDS[kind]})))) from None
-        raise _refused(number, '%s %s' % (kind, one_line(error, _RECORD_PHRASES))) from None
-
-
 def _name(number, field, value):
     try:
         display, key = records.name_forms(value, field)
@@ -604,53 +461,11 @@ def _name(number, field, value):
     return display, key
 
 
-class _Header(Model):
-    """The first line: which export this is, and how many records of each type follow."""
-
-    type: Literal['header']  # noqa: A003
-    format: Literal[EXPORT_FORMAT]  # noqa: A003
-    schema_version: Any = None
-    counts: Dict[StrictStr, StrictInt]
-    sequences: Dict[StrictStr, StrictInt]
-
-    class Config:
-        extra = 'ignore'  # as before: keys the importer does not read are not judged
-
-    @validator('schema_version', always=True)
-    def _supported(cls, version):
-        if version not in (2, schema.SCHEMA_VERSION) or isinstance(version, bool):
-            raise ValueError('export schema version %r is not supported (expected 2 or %d)'
-                             % (version, schema.SCHEMA_VERSION))
-        return version
-
-    @validator('counts')
-    def _counts(cls, counts, values):
-        # A version 2 export has no receipts (and no receipt count); it imports
-        # as version 3 with none, as memory_migrate would have made it.
-        # (Without a supported version there is nothing to compare with: that
-        # error is the one reported, as it comes first.)
-        names = set(_COUNT_NAMES.values()) - (
-            {'receipts'} if values.get('schema_version') == 2 else set())
-        if min(counts.values(), default=0) < 0 or set(counts) != names:
-            raise ValueError('header counts are missing or malformed')
-        return counts
-
-    @validator('sequences')
-    def _sequences(cls, sequences):
-        if min(sequences.values(), default=0) < 0 or not set(sequences) <= set(
-                schema.ID_TABLES):
-            raise ValueError('header sequences are malformed')
-        return sequences
-
-
-# A header error is one sentence per field, whatever pydantic found wrong in it.
-_HEADER_REFUSALS = {
-    '__root__': 'the first line is not a mira_memory export header',
-    'type': 'the first line is not a mira_memory export header',
-    'format': 'the first line is not a mira_memory export header',
-    'counts': 'header counts are missing or malformed',
-    'sequences': 'header sequences are malformed',
-}
+def _export_format():
+    # Imported here, where an export is read: the memory node never imports,
+    # so it never loads pydantic (core/export_format.py says what that saves).
+    from mira_memory.core import export_format
+    return export_format
 
 
 def _header(number, text):
@@ -658,12 +473,11 @@ def _header(number, text):
         header = json.loads(text)
     except ValueError:
         raise _refused(number, 'not a JSON object (is this an export?)') from None
+    shapes = _export_format()
     try:
-        parsed = _Header.parse_obj(header)
-    except ValidationError as error:
-        first = error.errors()[0]
-        raise _refused(number, _HEADER_REFUSALS.get(first['loc'][0], first['msg'])) from None
-    return parsed.counts, parsed.sequences
+        return shapes.parse_header(header)
+    except shapes.ShapeError as error:
+        raise _refused(number, str(error)) from None
 
 
 def import_export(database, lines):
@@ -708,7 +522,7 @@ def import_export(database, lines):
             raise _refused(max(number, 1), 'the export is empty')
         counts, sequences = header
         counts = dict({'receipts': 0}, **counts)
-        found = {_COUNT_NAMES[kind]: importer.counts[kind] for kind in RECORD_TYPES}
+        found = {COUNT_NAMES[kind]: importer.counts[kind] for kind in RECORD_TYPES}
         if found != counts:
             missing = ', '.join('%s %d of %d' % (name, found[name], counts[name])
                                 for name in counts if found[name] != counts[name])

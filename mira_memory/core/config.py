@@ -15,18 +15,14 @@ directory. A relative path given as a ROS parameter is refused, because the
 only other anchor would be the process working directory, which the spec
 rules out. `~` is expanded in both.
 
-The file's shape is a pydantic model (v1 API, core/pydantic_compat.py):
-[memory] must be a table, enabled a bool, database_path a string. Other
-sections and other keys are not this node's and are left alone, as before.
+The file's shape is a pydantic model (core/config_file.py): [memory] must be
+a table, enabled a bool, database_path a string. Other sections and other
+keys are not this node's and are left alone, as before.
 """
 
 from dataclasses import dataclass
 import pathlib
 import tomllib
-from typing import Optional
-
-from mira_memory.core.pydantic_compat import Model, one_line, path, StrictBool, StrictStr
-from mira_memory.core.pydantic_compat import ValidationError, validator
 
 
 class ConfigError(ValueError):
@@ -42,37 +38,6 @@ class MemorySettings:
 
 
 DISABLED = MemorySettings(enabled=False, database_path=None)
-
-
-class _MemorySection(Model):
-    """The [memory] table."""
-
-    enabled: StrictBool = False
-    database_path: Optional[StrictStr] = None
-
-    class Config:
-        extra = 'ignore'
-
-
-class _ConfigFile(Model):
-    """A config file: the [memory] table; other tables belong to others."""
-
-    memory: Optional[_MemorySection] = None
-
-    class Config:
-        extra = 'ignore'
-
-    @validator('memory', pre=True)
-    def _table(cls, value):
-        # v1 would take an array of pairs as a table: only a table is one.
-        if value is not None and not isinstance(value, dict):
-            raise ValueError('in config_file must be a table')
-        return value
-
-
-def _place(location):
-    """Name a config field as the file does: [memory] enabled."""
-    return ' '.join(['[%s]' % location[0]] + ([path(location[1:])] if location[1:] else []))
 
 
 def _require_path(raw, anchor):
@@ -111,10 +76,10 @@ def settings_from_config_file(config_file):
         raise ConfigError(f'cannot read config_file: {error.strerror}') from None
     except tomllib.TOMLDecodeError as error:
         raise ConfigError(f'config_file is not valid TOML: {error}') from None
-    try:
-        section = _ConfigFile.parse_obj(document).memory
-    except ValidationError as error:
-        raise ConfigError(one_line(error, place=_place)) from None
+    # Imported only when a config file is read: a node configured by its
+    # parameters never loads pydantic (about 7 MB and 80 ms of start-up).
+    from mira_memory.core import config_file
+    section = config_file.memory_section(document)
     if section is None or not section.enabled:
         return DISABLED
     return MemorySettings(True, _require_path(section.database_path, config_path.parent))

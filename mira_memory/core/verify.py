@@ -154,7 +154,7 @@ def verify(source, memory_ids=(), *, on_finding=None, should_stop=_never):
     on_finding = on_finding or (lambda finding: None)
     wanted = sorted(set(memory_ids))
     with _failures(should_stop):
-        with archive._closing(archive._snapshot_connection(source, should_stop)) as conn:
+        with archive.read_snapshot(source, should_stop) as conn:
             reads = _SnapshotReads(conn)
             for memory_id in wanted:
                 if conn.execute(_MEMORY_SQL, (memory_id,)).fetchone() is None:

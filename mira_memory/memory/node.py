@@ -317,29 +317,41 @@ class MemoryServing:
         with the thread. A second copy while one runs is answered busy.
         """
         async def callback(request, response):
-            refusal = self._refusal()
-            if refusal is not None:
-                return responses.fill_admin_unavailable(response, refusal)
-            service = self.service
-            if not service.enabled:
-                return responses.fill_admin_disabled(response)
-            started = time.perf_counter()
-            try:
-                service.require_database_in_place()
-                result = await self._copies.run(
+            def job(service):
+                return self._copies.run(
                     work, str(service.store.path), request.path, force=request.force)
-            except Exception as error:  # never let a callback raise into the executor
-                if not isinstance(error, store.StoreError):
-                    self.get_logger().error(f'admin {command} failed: {error!r}')
-                return responses.fill_admin_error(response, error)
-            self.get_logger().info(
-                f'{command} of {self.settings.database_path} written to {result["path"]} '
-                f'in {time.perf_counter() - started:.1f} s')
-            return responses.fill_copy(response, result, command)
+
+            def answer(result, seconds):
+                self.get_logger().info(
+                    f'{command} of {self.settings.database_path} written to {result["path"]} '
+                    f'in {seconds:.1f} s')
+                return responses.fill_copy(response, result, command)
+            return await self._on_worker(command, response, job, answer)
         return callback
 
     async def _on_verify(self, request, response):
         """Serve verify on the copy worker (one job at a time); see _copy_callback."""
+        async def job(service):
+            work, finish = service.verify_work(request)
+            return await self._copies.run(work), finish
+
+        def answer(outcome, seconds):
+            summary, finish = outcome
+            self.get_logger().info(
+                f'verify of {self.settings.database_path} in {seconds:.1f} s: {summary.line()}')
+            return finish(summary, response)
+        return await self._on_worker('verify', response, job, answer)
+
+    async def _on_worker(self, command, response, job, answer):
+        """
+        Answer an admin command whose work runs on the copy worker.
+
+        The checks every such command makes first (lifecycle refusal,
+        disabled, the database file in place), then job(service), an
+        awaitable, and answer(its result, seconds taken). A failure anywhere
+        is answered through the response: never let a callback raise into
+        the executor.
+        """
         refusal = self._refusal()
         if refusal is not None:
             return responses.fill_admin_unavailable(response, refusal)
@@ -349,16 +361,12 @@ class MemoryServing:
         started = time.perf_counter()
         try:
             service.require_database_in_place()
-            work, finish = service.verify_work(request)
-            summary = await self._copies.run(work)
-        except Exception as error:  # never let a callback raise into the executor
+            result = await job(service)
+        except Exception as error:
             if not isinstance(error, store.StoreError):
-                self.get_logger().error(f'admin verify failed: {error!r}')
+                self.get_logger().error(f'admin {command} failed: {error!r}')
             return responses.fill_admin_error(response, error)
-        self.get_logger().info(
-            f'verify of {self.settings.database_path} in {time.perf_counter() - started:.1f} s: '
-            f'{summary.line()}')
-        return finish(summary, response)
+        return answer(result, time.perf_counter() - started)
 
 
 class MemoryNode(MemoryServing, Node):

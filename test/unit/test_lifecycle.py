@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 """Schema version 2 and 3 in the core: retire, forget, backup, export/import, memory_migrate."""
 
+import io
 import json
 import os
 import sqlite3
@@ -9,7 +10,7 @@ import sys
 from admission_cases import context, FACT, FACT_CONTEXT
 from conftest import fixed_clock
 from mira_memory.console import offline_tools
-from mira_memory.core import archive, schema
+from mira_memory.core import archive, export_format, schema
 from mira_memory.core.admission import admit
 from mira_memory.core.store import BusyError, InvalidInputError, MemoryStore, NewMemory
 from mira_memory.core.store import NotFoundError, TargetExistsError
@@ -298,21 +299,10 @@ def full_store(store):
 
 
 def import_into(database, source):
-    out, err = _Stream(), _Stream()
+    out, err = io.StringIO(), io.StringIO()
     code = offline_tools.import_main(['--database', str(database), '--from', str(source)],
                                      stdout=out, stderr=err)
-    return code, out.text, err.text
-
-
-class _Stream:
-    def __init__(self):
-        self.text = ''
-
-    def write(self, text):
-        self.text += text
-
-    def flush(self):
-        pass
+    return code, out.getvalue(), err.getvalue()
 
 
 def test_export_import_export_is_byte_identical_and_keeps_ids(full_store, tmp_path):
@@ -413,9 +403,9 @@ def test_a_malformed_record_is_one_line_naming_its_type_and_field(
 
 
 def test_record_models_have_exactly_the_exported_fields():
-    # Export writes _FIELDS; import checks the models: the two must not drift.
-    for kind, model in archive._RECORD_MODELS.items():
-        assert tuple(model.__fields__) == ('type', *archive._FIELDS[kind])
+    # Export writes RECORD_FIELDS; import checks the models: the two must not drift.
+    for kind, model in export_format._RECORD_MODELS.items():
+        assert tuple(model.__fields__) == ('type', *archive.RECORD_FIELDS[kind])
 
 
 def test_import_refuses_a_database_that_is_not_empty(full_store, tmp_path):
@@ -439,17 +429,17 @@ def test_import_into_an_empty_existing_file_keeps_it_empty_on_refusal(tmp_path):
 
 
 def test_import_usage_errors_exit_2(tmp_path):
-    err = _Stream()
+    err = io.StringIO()
     assert offline_tools.import_main(['--database', str(tmp_path / 'x')], stderr=err) == 2
-    assert 'usage error' in err.text
+    assert 'usage error' in err.getvalue()
 
 
 # memory_migrate ----------------------------------------------------------------------
 
 def migrate(path):
-    out, err = _Stream(), _Stream()
+    out, err = io.StringIO(), io.StringIO()
     code = offline_tools.migrate_main(['--database', str(path)], stdout=out, stderr=err)
-    return code, out.text, err.text
+    return code, out.getvalue(), err.getvalue()
 
 
 def test_migrate_turns_a_real_version_1_file_into_version_3(tmp_path):
@@ -529,9 +519,9 @@ def test_migrate_refuses_what_is_not_version_1(tmp_path, content, message):
 
 
 def test_migrate_usage_errors_exit_2():
-    err = _Stream()
+    err = io.StringIO()
     assert offline_tools.migrate_main([], stderr=err) == 2
-    assert 'usage error' in err.text
+    assert 'usage error' in err.getvalue()
 
 
 def test_offline_tools_have_help(capsys):

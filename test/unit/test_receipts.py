@@ -3,6 +3,7 @@
 
 from dataclasses import replace
 import hashlib
+import io
 import json
 import os
 import pathlib
@@ -50,20 +51,9 @@ def digest_files(path):
 
 
 def run(main, *argv):
-    out, err = _Stream(), _Stream()
+    out, err = io.StringIO(), io.StringIO()
     code = main([str(arg) for arg in argv], stdout=out, stderr=err)
-    return code, out.text, err.text
-
-
-class _Stream:
-    def __init__(self):
-        self.text = ''
-
-    def write(self, text):
-        self.text += text
-
-    def flush(self):
-        pass
+    return code, out.getvalue(), err.getvalue()
 
 
 # The receipt ----------------------------------------------------------------------
