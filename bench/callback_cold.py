@@ -48,6 +48,16 @@ def drive(coroutine):
     raise RuntimeError('the callback waited')
 
 
+def split_statements(steps, started, ended, statements):
+    """Add one created callback's time before its first statement and per statement."""
+    steps.setdefault('before', ('before the first statement (grounding, checks)', []))[1].append(
+        statements[0][0] - started)
+    ends = [stamp for stamp, _ in statements[1:]] + [ended]
+    for position, ((stamp, sql), end) in enumerate(zip(statements, ends)):
+        label = ' '.join(sql.split())[:60]
+        steps.setdefault((position, label), (label, []))[1].append(end - stamp)
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split('\n')[1])
     parser.add_argument('database')
@@ -55,6 +65,9 @@ def main(argv=None):
     parser.add_argument('--rounds', type=int, default=300)
     parser.add_argument('--pause-ms', type=float, default=5.0)
     parser.add_argument('--modes', default='warm,pause,pause+gc_frozen,pause+spin,warm')
+    parser.add_argument('--statement-times', action='store_true',
+                        help="split the warm created callbacks by SQLite statement: the time "
+                        'from each statement start to the next (p50), and before the first')
     parser.add_argument('--profile', metavar='OUTCOME', choices=OUTCOMES,
                         help="profile this outcome's callbacks of the modes with cProfile "
                         'and print where the time goes (times of such a run are not figures)')
@@ -70,9 +83,14 @@ def main(argv=None):
     load = workload.Workload(metadata)
     window = node.turn_gate.window
     statements = []
+    steps = {}
     store = node.service.store
     for connection in [store._connection] + [reader._connection for reader in store._readers]:
-        connection.require_open().set_trace_callback(statements.append)
+        # The trace callback runs as each statement starts: its time
+        # stamp, until the next one's, is that statement and the Python
+        # between them (--statement-times).
+        connection.require_open().set_trace_callback(
+            lambda sql: statements.append((time.perf_counter_ns(), sql)))
     collections = [0]
     gc.callbacks.append(lambda phase, info: phase == 'start' and collections.__setitem__(
         0, collections[0] + 1))
@@ -122,6 +140,8 @@ def main(argv=None):
                     profiler.disable()
                 cpu[label].append(time.thread_time_ns() - cpu_started)
                 counts[label] = len(statements)
+                if args.statement_times and label == 'created' and mode == 'warm':
+                    split_statements(steps, started, started + times[label][-1], statements)
                 got = workload.outcome('remember', response)
                 assert got.split('/')[1].startswith(label[:4]) or label == 'rejected', got
         if mode == 'pause+gc_frozen':
@@ -130,6 +150,11 @@ def main(argv=None):
               'rejected %4.0f (%4.0f); %d gc runs' % (
                   mode, *(statistics.median(values[k]) / 1e3 for k in OUTCOMES
                           for values in (times, cpu)), collections[0]))
+    if steps:
+        print('  the warm created callback by statement, p50 us (each statement until the '
+              'next starts, Python between them included):')
+        for label, values in steps.values():
+            print('    %6.0f  %s' % (statistics.median(values) / 1e3, label))
     print('  SQLite statements per call: ' + ', '.join(
         '%s %d' % (k, counts[k]) for k in OUTCOMES))
     if profiler is not None:
