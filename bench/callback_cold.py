@@ -66,7 +66,7 @@ def main(argv=None):
     parser.add_argument('--pause-ms', type=float, default=5.0)
     parser.add_argument('--modes', default='warm,pause,pause+gc_frozen,pause+spin,warm')
     parser.add_argument('--statement-times', action='store_true',
-                        help="split the warm created callbacks by SQLite statement: the time "
+                        help='split the warm created callbacks by SQLite statement: the time '
                         'from each statement start to the next (p50), and before the first')
     parser.add_argument('--profile', metavar='OUTCOME', choices=OUTCOMES,
                         help="profile this outcome's callbacks of the modes with cProfile "
