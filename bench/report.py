@@ -278,11 +278,12 @@ def format_table(result):
 def _startup_lines(store):
     """Return the lines of the start-up samples (and with the DDS profile) and idle CPU."""
     lines = []
-    variants = [('', store['startup'])]
-    if 'with_dds_profile' in store['startup']:
-        variants = [(' (no DDS profile)', store['startup']),
-                    (' (with %s)' % store['startup']['with_dds_profile']['file'],
-                     store['startup']['with_dds_profile'])]
+    profile = store['startup'].get('dds_profile')
+    if profile:
+        whose = 'every process' if store['startup'].get('dds_profile_nodes') else 'clients only'
+        variants = [(' (DDS profile %s, %s)' % (profile, whose), store['startup'])]
+    else:
+        variants = [('', store['startup'])]
     for name, startup in variants:
         advertised = startup['advertised_s']['samples']
         ready = startup['ready_s']['samples']

@@ -39,6 +39,7 @@ from mira_memory.core import admission, recall, turn_proposals
 from mira_memory.core import store as store_module
 from mira_memory.memory import responses
 from mira_memory.msg import OperatorUtterance
+from mira_memory.ros import launching
 from mira_memory.simulation import processes
 from mira_memory.srv import RecallMemory, Remember
 import peers
@@ -63,13 +64,13 @@ MODES = {
         'sizes': {'small': (10_000, 1_000), 'large': (1_000_000, 100_000)},
         'calls': 1000, 'warmup': 50, 'clients': 4, 'phase_s': 5.0, 'rounds': 2,
         'startup_samples': 3, 'breakdown_calls': 300, 'commit_samples': 200,
-        'idle_seconds': 60.0,
+        'idle_seconds': 60.0, 'idle_settle_s': 5.0,
     },
     'quick': {
         'sizes': {'small': (2_000, 200), 'large': (10_000, 1_000)},
         'calls': 50, 'warmup': 10, 'clients': 2, 'phase_s': 1.0, 'rounds': 1,
         'startup_samples': 1, 'breakdown_calls': 20, 'commit_samples': 20,
-        'idle_seconds': 2.0,
+        'idle_seconds': 2.0, 'idle_settle_s': 0.0,
     },
 }
 
@@ -112,9 +113,15 @@ def parse_args(argv):
                              'the calls')
     parser.add_argument('--dds-profile', type=pathlib.Path, metavar='XML',
                         help='a Fast DDS profile file (such as config/dds/'
-                             'fastdds_quick_discovery.xml): the start-up samples alternate '
-                             'between the node without and with FASTDDS_DEFAULT_PROFILES_FILE '
-                             'set to it, reported side by side')
+                             'fastdds_discovery.xml) for every process of the run, this '
+                             "runner's clients included (FASTRTPS_DEFAULT_PROFILES_FILE for "
+                             "Jazzy's Fast DDS 2, FASTDDS_DEFAULT_PROFILES_FILE for Kilted's "
+                             'Fast DDS 3); compare with a run without it')
+    parser.add_argument('--dds-profile-clients-only', action='store_true',
+                        help='with --dds-profile: only the clients get it (this runner and the '
+                             'load clients), the store nodes run without: a node that starts '
+                             "waits for the running clients' announcements, and its own idle "
+                             'CPU is not theirs')
     parser.add_argument('--startup-only', action='store_true',
                         help='only the start-up samples of the large store (and, in full mode, '
                              'its idle CPU): no calls')
@@ -133,6 +140,9 @@ def parse_args(argv):
             parser.error('--dds-profile: no such file: %s' % args.dds_profile)
         args.dds_profile = args.dds_profile.resolve()
     settings['dds_profile'] = None if args.dds_profile is None else str(args.dds_profile)
+    if args.dds_profile_clients_only and args.dds_profile is None:
+        parser.error('--dds-profile-clients-only needs --dds-profile')
+    settings['dds_profile_nodes'] = bool(args.dds_profile) and not args.dds_profile_clients_only
     settings['startup_only'] = args.startup_only
     if args.peers and args.startup_only:
         parser.error('--peers and --startup-only are separate runs')
@@ -402,6 +412,10 @@ class StoreBench:
         """
         seconds = self.settings['idle_seconds']
         pid = self.process.pid
+        # Not yet idle right after its first answer: the node counts its rows
+        # for /diagnostics in a thread of its own (up to 0.6 CPU s at 1M),
+        # which a fast start leaves inside the window.
+        time.sleep(self.settings['idle_settle_s'])
         rss_before = proc_status(pid)['VmRSS']
         cpu_before, started = process_cpu_seconds(pid), time.monotonic()
         # The runner's own executor is not spun: nothing of the client wakes the node.
@@ -436,7 +450,7 @@ class StoreBench:
                 result[outcome]['with_gc'] = sum(1 for n in collections if n) / len(collections)
         return result
 
-    def _spawn_node(self, profile, dds_profile=None):
+    def _spawn_node(self, profile):
         command = [
             sys.executable, str(BENCH_DIR / 'bench_node.py'), '--ros-args',
             '-r', '__ns:=' + self.namespace,
@@ -449,10 +463,9 @@ class StoreBench:
         env = dict(self.env, MIRA_BENCH_CALLBACK_TIMES=str(self.callback_times_path))
         if profile:
             env['MIRA_BENCH_PROFILE'] = str(self.profile_path)
-        if dds_profile:
-            env['FASTDDS_DEFAULT_PROFILES_FILE'] = dds_profile
-        else:
-            env.pop('FASTDDS_DEFAULT_PROFILES_FILE', None)
+        if not self.settings['dds_profile_nodes']:
+            for variable in launching.DDS_PROFILE_VARIABLES:
+                env.pop(variable, None)
         return self.run.spawn(command, self.node_log, env=env)
 
     def _startup(self):
@@ -460,30 +473,13 @@ class StoreBench:
         names = ('ready_s', 'advertised_s', 'imports_s', 'rclpy_init_s', 'construct_s',
                  'discovery_and_first_call_s')
         phases = {name: [] for name in names}
-        dds_profile = self.settings['dds_profile']
-        # With a DDS profile to compare, the starts alternate without / with
-        # it (same moments, same machine noise); these are its samples.
-        with_profile = {name: [] for name in names}
-        samples = self.settings['startup_samples'] * (2 if dds_profile else 1)
+        samples = self.settings['startup_samples']
         for sample in range(samples):
             last = sample == samples - 1
-            profiled = dds_profile if dds_profile and sample % 2 else None
             spawned = time.monotonic()
-            self.process = self._spawn_node(profile=last and self.profile_path is not None,
-                                            dds_profile=profiled)
+            self.process = self._spawn_node(profile=last and self.profile_path is not None)
             advertised, ready = self._wait_ready(spawned)
             times = self._node_times(self.process.pid)
-            if profiled:
-                for name, value in (
-                        ('ready_s', ready - spawned), ('advertised_s', advertised - spawned),
-                        ('imports_s', times['imported'] - spawned),
-                        ('rclpy_init_s', times['init_started'] - times['imported']),
-                        ('construct_s', times['constructed'] - times['init_started']),
-                        ('discovery_and_first_call_s', ready - times['constructed'])):
-                    with_profile[name].append(value)
-                if not last:
-                    stop_process(self.process)
-                continue
             phases['ready_s'].append(ready - spawned)
             phases['advertised_s'].append(advertised - spawned)
             phases['imports_s'].append(times['imported'] - spawned)
@@ -493,10 +489,8 @@ class StoreBench:
             if not last:
                 stop_process(self.process)
         result = {name: median_summary(values) for name, values in phases.items()}
-        if dds_profile:
-            result['with_dds_profile'] = {
-                name: median_summary(values) for name, values in with_profile.items()}
-            result['with_dds_profile']['file'] = dds_profile
+        result['dds_profile'] = self.settings['dds_profile']
+        result['dds_profile_nodes'] = self.settings['dds_profile_nodes']
         result['definition'] = (
             'process spawn until the first recall_memory response arrives (advertised: '
             'until the client first sees the service); the phases are interpreter start and '
@@ -817,6 +811,10 @@ def main(argv=None):
     os.environ['ROS_DOMAIN_ID'] = str(settings['domain_id'])
     os.environ.pop('ROS_LOCALHOST_ONLY', None)
     os.environ[workload.RUNNER_PID_VARIABLE] = str(os.getpid())
+    # The run's own profile or none: never one left in the caller's environment.
+    for variable in launching.DDS_PROFILE_VARIABLES:
+        os.environ.pop(variable, None)
+    os.environ.update(launching.dds_profile_environment(settings['dds_profile']))
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     started = datetime.datetime.now(datetime.timezone.utc)
     stamp = started.strftime('%Y%m%dT%H%M%SZ')

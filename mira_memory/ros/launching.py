@@ -209,3 +209,26 @@ def memory_node_parameters(params_file, node_name, given, defaults):
         if text != '':
             overrides[name] = _typed(name, text, kind)
     return ([params_file] if params_file else []) + [overrides]
+
+
+# Where Fast DDS looks for its XML profile: Fast DDS 2 (Humble, Jazzy) reads
+# FASTRTPS_DEFAULT_PROFILES_FILE, Fast DDS 3 (Kilted on) reads
+# FASTDDS_DEFAULT_PROFILES_FILE. Only one may be set: Kilted's rmw still
+# reads the old name too (deprecated, with a warning), and a profile given
+# under both is loaded twice, which Fast DDS refuses with an XMLPARSER error.
+DDS_PROFILE_VARIABLES = ('FASTRTPS_DEFAULT_PROFILES_FILE', 'FASTDDS_DEFAULT_PROFILES_FILE')
+FAST_DDS_2_DISTROS = ('humble', 'iron', 'jazzy')
+
+
+def dds_profile_environment(profile, distro=None):
+    """
+    Return the environment that gives a process the Fast DDS profile at profile.
+
+    The variable the distro's Fast DDS reads (distro: ROS_DISTRO by
+    default); none when profile is empty (the process keeps whatever its
+    environment says).
+    """
+    if not profile:
+        return {}
+    distro = os.environ.get('ROS_DISTRO', '') if distro is None else distro
+    return {DDS_PROFILE_VARIABLES[0 if distro in FAST_DDS_2_DISTROS else 1]: profile}

@@ -16,17 +16,8 @@ import pytest
 pytestmark = pytest.mark.ros
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
-# A Fast DDS profile that changes nothing measurable: the mode only has to
-# alternate the node's starts without and with it.
-PROFILE = """<?xml version="1.0" encoding="UTF-8"?>
-<dds xmlns="http://www.eprosima.com">
-  <profiles>
-    <participant profile_name="bench_test" is_default_profile="true">
-      <rtps><name>bench_test</name></rtps>
-    </participant>
-  </profiles>
-</dds>
-"""
+# The package's own discovery profile (config/dds/fastdds_discovery.xml).
+PROFILE = ROOT / 'config' / 'dds' / 'fastdds_discovery.xml'
 
 
 def run_bench(directory, *args):
@@ -38,22 +29,23 @@ def run_bench(directory, *args):
     return completed
 
 
-def test_startup_only_alternates_the_dds_profile_and_measures_the_idle_node(tmp_path):
-    profile = tmp_path / 'profile.xml'
-    profile.write_text(PROFILE)
+@pytest.mark.parametrize('clients_only', [False, True], ids=['every-process', 'clients-only'])
+def test_startup_only_runs_with_the_dds_profile_and_measures_the_idle_node(tmp_path, clients_only):
     completed = run_bench(tmp_path, '--startup-only', '--startup-samples', '2',
-                          '--dds-profile', str(profile), '--idle-seconds', '1')
+                          '--dds-profile', str(PROFILE), '--idle-seconds', '1',
+                          *(['--dds-profile-clients-only'] if clients_only else []))
     assert completed.returncode == 0, completed.stdout[-3000:] + completed.stderr[-3000:]
     result = json.loads((tmp_path / 'results' / 'latest-startup-quick.json').read_text())
     store = result['stores']['large']
     assert set(result['stores']) == {'large'} and 'series' not in store
     assert len(store['startup']['ready_s']['samples']) == 2
-    with_profile = store['startup']['with_dds_profile']
-    assert len(with_profile['ready_s']['samples']) == 2
-    assert with_profile['file'] == str(profile.resolve())
+    assert store['startup']['dds_profile'] == str(PROFILE.resolve())
+    assert store['startup']['dds_profile_nodes'] is not clients_only
     assert store['idle']['seconds'] >= 1 and store['idle']['rss_after_bytes'] > 0
     assert store['node']['exit_code'] == 0
-    assert 'start to ready (with ' in completed.stdout and 'idle node: ' in completed.stdout
+    whose = 'clients only' if clients_only else 'every process'
+    assert f'start to ready (DDS profile {PROFILE.resolve()}, {whose})' in completed.stdout
+    assert 'idle node: ' in completed.stdout
 
 
 def test_a_missing_peer_is_named_with_how_to_install_it(tmp_path):

@@ -16,7 +16,8 @@ import pytest
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 BRINGUP = ROOT / 'launch' / 'bringup.launch.py'
 ARGUMENTS = {'namespace', 'robot_profile', 'database_path', 'enabled', 'log_level',
-             'params_file', 'use_sim_time', 'enclave', 'lifecycle', 'autostart'}
+             'params_file', 'use_sim_time', 'enclave', 'lifecycle', 'autostart',
+             'dds_profile'}
 MEMORY_YAML = ROOT / 'config' / 'memory.yaml'
 
 
@@ -295,3 +296,23 @@ def test_simulation_refuses_a_relative_database_path(monkeypatch, tmp_path):
     assert launching.absolute_database_path('/var/m.sqlite3') == '/var/m.sqlite3'
     simulation = (ROOT / 'launch' / 'simulation.launch.py').read_text()
     assert 'launching.absolute_database_path(configured)' in simulation
+
+
+def test_dds_profile_gives_the_memory_node_the_profile_its_fast_dds_reads():
+    from mira_memory.ros import launching
+    # The variable the distro's Fast DDS reads, and only that one (Kilted's
+    # rmw reads both, and a profile loaded twice is an XMLPARSER error).
+    assert launching.dds_profile_environment('/p.xml', 'jazzy') == {
+        'FASTRTPS_DEFAULT_PROFILES_FILE': '/p.xml'}
+    assert launching.dds_profile_environment('/p.xml', 'kilted') == {
+        'FASTDDS_DEFAULT_PROFILES_FILE': '/p.xml'}
+    # Not given: nothing is set, the environment decides.
+    assert launching.dds_profile_environment('', 'jazzy') == {}
+    defaults = {ast.literal_eval(call.args[0]): ast.unparse(_keyword(call, 'default_value'))
+                for call in _calls(_tree(), 'DeclareLaunchArgument')}
+    assert defaults['dds_profile'] == "''"
+    # The bringup passes it to the memory node, either executable (one call).
+    [memory_node] = [node for node in ast.walk(_tree()) if isinstance(node, ast.Call)
+                     and ast.unparse(node.func) == 'LifecycleNode if managed else Node']
+    assert ast.unparse(_keyword(memory_node, 'additional_env')) == 'dds_profile'
+    assert (ROOT / 'config' / 'dds' / 'fastdds_discovery.xml').is_file()

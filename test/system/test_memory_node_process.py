@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
-"""The memory_node executable as a real process: a startup failure's exit, the signals."""
+"""The memory_node executable as a real process: a startup failure's exit, the signals, DDS."""
 
+import pathlib
 import signal
 import sqlite3
 
@@ -62,3 +63,31 @@ def test_signal_shuts_down_cleanly(ros, memory_node, tmp_path, sig):
         assert conn.execute('PRAGMA foreign_key_check').fetchall() == []
     finally:
         conn.close()
+
+
+@pytest.mark.parametrize('broken', [False, True], ids=['shipped', 'broken-control'])
+def test_fast_dds_reads_the_shipped_discovery_profile(
+        ros, memory_node, tmp_path, monkeypatch, broken):
+    # config/dds/fastdds_discovery.xml as installed, given the way bringup
+    # gives it (the variable ROS_DISTRO's Fast DDS reads); a broken copy shows
+    # that Fast DDS's parser reads that variable and speaks up when it cannot
+    # read a profile (or reads one twice).
+    from ament_index_python.packages import get_package_share_directory
+    from mira_memory.ros import launching
+    profile = pathlib.Path(get_package_share_directory('mira_memory'),
+                           'config', 'dds', 'fastdds_discovery.xml')
+    if broken:
+        profile = tmp_path / 'broken.xml'
+        profile.write_text('<profiles><participant profile_name="x"><rtps><bogus/>'
+                           '</rtps></participant></profiles>\n')
+    for name in launching.DDS_PROFILE_VARIABLES:
+        monkeypatch.delenv(name, raising=False)
+    for name, value in launching.dds_profile_environment(str(profile)).items():
+        monkeypatch.setenv(name, value)
+    process = memory_node({'enabled': True, 'database_path': str(tmp_path / 'memory.sqlite3')},
+                          ros=ros)
+    status = ros.call(srv.AdminStatus, f'{process.prefix}/admin/status',
+                      srv.AdminStatus.Request())
+    assert status.success, status.message
+    assert process.stop() == 0
+    assert ('XMLPARSER' in process.output()) == broken, process.output()
