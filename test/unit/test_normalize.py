@@ -20,14 +20,15 @@ clean_text = st.text(
     alphabet=st.characters(blacklist_categories=('Cc', 'Cs')), min_size=1).filter(
         lambda text: display_form_or_none(text) is not None)
 
-# Every letter that case folding or NFKC changes (the ones whose sequences
-# may compose only after folding: T + U+0308, J + U+030C), and every
-# combining mark, in the running Python's Unicode version.
+
 def _begins_no_word(folded):
     """Return True when folded text begins with a space or a combining mark."""
     return folded[:1].isspace() or unicodedata.category(folded[:1]).startswith('M')
 
 
+# Every letter that case folding or NFKC changes (the ones whose sequences
+# may compose only after folding: T + U+0308, J + U+030C), and every
+# combining mark, in the running Python's Unicode version.
 FOLDING_LETTERS = [
     chr(code) for code in range(sys.maxunicode + 1)
     if unicodedata.category(chr(code)).startswith('L')
