@@ -903,17 +903,26 @@ def main(argv=None):
         timespec='seconds')
     result['duration_s'] = round(
         (datetime.datetime.now(datetime.timezone.utc) - started).total_seconds(), 1)
-    suffix = '' if args.mode == 'full' else '-' + args.mode
-    text = json.dumps(result, indent=1, ensure_ascii=False)
-    (args.results_dir / ('%s%s.json' % (stamp, suffix))).write_text(text)
-    (args.results_dir / ('latest%s.json' % suffix)).write_text(text)
+    latest = _write_results(args, result, stamp, '')
     print()
     print(report.format_table(result))
     for label, path in profiles.items():
         print('\ncProfile of the %s store node (%s):' % (label, path))
         print(profile_summary(path))
-    print('\nresults: %s' % (args.results_dir / ('latest%s.json' % suffix)))
+    print('\nresults: %s' % latest)
     return 0
+
+
+def _write_results(args, result, stamp, kind):
+    """Write result as <stamp><suffix>.json and latest<suffix>.json; return the latter."""
+    # '', '-quick', '-startup', '-startup-quick', '-peers', ...
+    parts = (kind, '' if args.mode == 'full' else args.mode)
+    suffix = ''.join('-' + part for part in parts if part)
+    text = json.dumps(result, indent=1, ensure_ascii=False)
+    (args.results_dir / ('%s%s.json' % (stamp, suffix))).write_text(text)
+    latest = args.results_dir / ('latest%s.json' % suffix)
+    latest.write_text(text)
+    return latest
 
 
 def _peers(args, result, stamp, run, bench, peer_path):
@@ -932,13 +941,10 @@ def _peers(args, result, stamp, run, bench, peer_path):
     result['peer'] = {'package': 'robotmem', 'version': '0.1.3', 'path': str(peer_path),
                       'embed_backend': 'none'}
     result['machine']['load_average_end'] = list(os.getloadavg())
-    text = json.dumps(result, indent=1, ensure_ascii=False)
-    suffix = '-peers' if args.mode == 'full' else '-peers-' + args.mode
-    (args.results_dir / ('%s%s.json' % (stamp, suffix))).write_text(text)
-    (args.results_dir / ('latest%s.json' % suffix)).write_text(text)
+    latest = _write_results(args, result, stamp, 'peers')
     print()
     print(peers.format_report(result))
-    print('\nresults: %s' % (args.results_dir / ('latest%s.json' % suffix)))
+    print('\nresults: %s' % latest)
     return 0
 
 
@@ -956,13 +962,10 @@ def _startup_only(args, result, stamp, run, bench):
         run.close()
     result['stores'] = {'large': bench.result}
     result['machine']['load_average_end'] = list(os.getloadavg())
-    text = json.dumps(result, indent=1, ensure_ascii=False)
-    suffix = '-startup' if args.mode == 'full' else '-startup-' + args.mode
-    (args.results_dir / ('%s%s.json' % (stamp, suffix))).write_text(text)
-    (args.results_dir / ('latest%s.json' % suffix)).write_text(text)
+    latest = _write_results(args, result, stamp, 'startup')
     print()
     print(report.startup_table(result))
-    print('\nresults: %s' % (args.results_dir / ('latest%s.json' % suffix)))
+    print('\nresults: %s' % latest)
     return 0
 
 
