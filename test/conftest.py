@@ -2,6 +2,7 @@
 """Shared fixtures: loopback-only DDS, a private domain, real memory node processes."""
 
 import datetime
+import io
 import os
 import random
 
@@ -63,26 +64,26 @@ ROS_MISSING = _ros_missing_reason()
 # Every other file follows in pytest's own order. A figure that goes stale
 # only makes the run less even, never different.
 SLOW_FILES_S = {
-    'test/system/test_receipts_node.py': 74,
-    'test/system/test_simulation.py': 56,
-    'test/system/test_lifecycle_node.py': 51,
-    'test/system/test_bench_quick.py': 38,
-    'test/unit/test_grounding_properties.py': 38,
-    'test/system/test_managed_memory_node.py': 28,
-    'test/system/test_security_policy.py': 27,
-    'test/node/test_recall_service.py': 22,
+    'test/system/test_simulation.py': 70,
+    'test/system/test_lifecycle_node.py': 40,
+    'test/system/test_bench_quick.py': 39,
+    'test/system/test_security_policy.py': 25,
+    'test/system/test_managed_memory_node.py': 23,
+    'test/system/test_receipts_node.py': 23,
+    'test/node/test_recall_service.py': 21,
+    'test/unit/test_grounding_properties.py': 21,
     'test/node/test_operations.py': 20,
-    'test/system/test_bench_modes.py': 18,
-    'test/unit/test_lint.py': 17,
-    'test/system/test_model_cognition.py': 16,
-    'test/system/test_clients.py': 16,
+    'test/node/test_observed_turns.py': 17,
     'test/unit/test_chat_model.py': 16,
-    'test/node/test_observed_turns.py': 15,
-    'test/system/test_console_process.py': 14,
-    'test/system/test_node_parameters.py': 13,
-    'test/node/test_console.py': 13,
-    'test/unit/test_normalize.py': 12,
-    'test/system/test_private_files.py': 10,
+    'test/system/test_model_cognition.py': 15,
+    'test/system/test_node_parameters.py': 15,
+    'test/system/test_bench_modes.py': 15,
+    'test/system/test_clients.py': 15,
+    'test/unit/test_lint.py': 14,
+    'test/node/test_grounding_corpus_service.py': 14,
+    'test/unit/test_normalize.py': 10,
+    'test/system/test_private_files.py': 8,
+    'test/system/test_console_process.py': 7,
 }
 
 
@@ -160,6 +161,39 @@ def memory_node(tmp_path):
 
     yield start
     _stop_all(started)
+
+
+@pytest.fixture
+def console_memory():
+    """
+    Return a factory: for a node, a function that runs a console `memory` command.
+
+    That function takes the command's words and returns (exit code, stdout,
+    stderr). It runs in this process, through the console's own Session and
+    run_command, exactly as `memory_console --memory-node <node> memory
+    <words>` runs it, with one session (one DDS participant) per node for the
+    test: a console process per command would cost about 0.4 CPU s for its
+    imports and participant alone. The executable as a real process is
+    tested in test/system/test_console_process.py.
+    """
+    from mira_memory.console import memory_console
+    sessions = {}
+
+    def for_node(node):
+        def memory(*words):
+            session = sessions.get(node.prefix)
+            if session is None:
+                session = sessions[node.prefix] = memory_console.Session(
+                    ['memory_console'],
+                    memory_console.Settings(memory_node=node.prefix, timeout=30.0))
+            stdout, stderr = io.StringIO(), io.StringIO()
+            code = memory_console.run_command(session, ['memory', *words], stdout, stderr)
+            return code, stdout.getvalue(), stderr.getvalue()
+        return memory
+
+    yield for_node
+    for session in sessions.values():
+        session.close()
 
 
 @pytest.fixture(scope='module')

@@ -10,7 +10,6 @@ from copy_in_flight import console_process, partial_file_locked
 from copy_in_flight import wait_for_backup_in_flight
 from memory_services import MemoryServices, remember_request
 from mira_memory import srv
-from mira_memory.console import memory_console as console
 from mira_memory.console import offline_tools
 from mira_memory.core import archive, ownership, schema
 from mira_memory.core.admission import Proposal, TurnContext
@@ -30,31 +29,6 @@ def run(main, *argv):
     return code, stdout.getvalue(), stderr.getvalue()
 
 
-_sessions = {}
-
-
-@pytest.fixture(autouse=True)
-def _console_sessions():
-    """Close the test's console sessions (one per memory node, see console_for)."""
-    yield
-    for session in _sessions.values():
-        session.close()
-    _sessions.clear()
-
-
-def console_for(node):
-    """Return memory(*words): a console memory command in one session for this node."""
-    def memory(*words):
-        session = _sessions.get(node.prefix)
-        if session is None:
-            session = _sessions[node.prefix] = console.Session(
-                ['memory_console'], console.Settings(memory_node=node.prefix, timeout=20.0))
-        stdout, stderr = io.StringIO(), io.StringIO()
-        code = console.run_command(session, ['memory', *words], stdout, stderr)
-        return code, stdout.getvalue(), stderr.getvalue()
-    return memory
-
-
 def created(output, prefix):
     match = re.match(rf'created ({prefix}[1-9][0-9]*) ', output)
     assert match, output
@@ -68,8 +42,8 @@ def start(memory_node, ros, database):
     return node
 
 
-def test_retire_through_the_console(ros, memory_node, tmp_path):
-    memory = console_for(start(memory_node, ros, tmp_path / 'memory.sqlite3'))
+def test_retire_through_the_console(ros, memory_node, tmp_path, console_memory):
+    memory = console_memory(start(memory_node, ros, tmp_path / 'memory.sqlite3'))
     ada = created(memory('entity', 'add', 'person', 'Ada Lovelace')[1], 'ENT')
     wrong = created(memory('add', 'fact', 'Ada likes mint tea', '--link', f'{ada}:subject',
                            '--predicate', 'likes', '--value', 'mint tea')[1], 'MEM')
@@ -87,9 +61,10 @@ def test_retire_through_the_console(ros, memory_node, tmp_path):
     assert code == 1 and err == f'error: invalid_argument: {wrong} is already retired\n'
 
 
-def test_retiring_a_wrong_memory_lets_remember_admit_the_correction(ros, memory_node, tmp_path):
+def test_retiring_a_wrong_memory_lets_remember_admit_the_correction(
+        ros, memory_node, tmp_path, console_memory):
     node = start(memory_node, ros, tmp_path / 'memory.sqlite3')
-    memory = console_for(node)
+    memory = console_memory(node)
     services = MemoryServices(ros, node.prefix)
     created(memory('entity', 'add', 'person', 'Ada Lovelace')[1], 'ENT')
 
@@ -126,9 +101,10 @@ def copy_refused_as_busy(ros, node):
         False, 'busy', 'another backup, export or verify is running; try again when it is done')
 
 
-def test_backup_runs_while_the_node_serves_everything_else(ros, memory_node, tmp_path):
+def test_backup_runs_while_the_node_serves_everything_else(
+        ros, memory_node, tmp_path, console_memory):
     node = start(memory_node, ros, tmp_path / 'memory.sqlite3')
-    memory = console_for(node)
+    memory = console_memory(node)
     services = MemoryServices(ros, node.prefix)
     ada = created(memory('entity', 'add', 'person', 'Ada Lovelace')[1], 'ENT')
     tea = created(memory('add', 'fact', 'Ada likes tea', '--link', f'{ada}:subject')[1], 'MEM')
@@ -158,14 +134,15 @@ def test_backup_runs_while_the_node_serves_everything_else(ros, memory_node, tmp
                    '  entities 1, aliases 0, memories 1, links 1, payloads 1\n')
     assert memory('forget', tea, '--yes')[0] == 0
     assert '  memories:       1 (1 active)' in memory('persistent')[1].splitlines()
-    from_backup = console_for(start(memory_node, ros, target))
+    from_backup = console_memory(start(memory_node, ros, target))
     assert '  memories:       1 (1 active)' in from_backup('persistent')[1].splitlines()
 
 
-def test_sigint_during_a_backup_stops_it_and_the_node_cleanly(ros, memory_node, tmp_path):
+def test_sigint_during_a_backup_stops_it_and_the_node_cleanly(
+        ros, memory_node, tmp_path, console_memory):
     database = tmp_path / 'memory.sqlite3'
     node = start(memory_node, ros, database)
-    memory = console_for(node)
+    memory = console_memory(node)
     created(memory('entity', 'add', 'person', 'Ada Lovelace')[1], 'ENT')
     target = tmp_path / 'backup.sqlite3'
     partial = archive.partial_path(target, node.process.pid)
@@ -179,14 +156,15 @@ def test_sigint_during_a_backup_stops_it_and_the_node_cleanly(ros, memory_node, 
     # No reply will come (the console would wait out its copy deadline).
     backup.stop(first=signal.SIGKILL)
     # The store was closed and given up cleanly: another node opens it.
-    again = console_for(start(memory_node, ros, database))
+    again = console_memory(start(memory_node, ros, database))
     assert '  entities:       1' in again('persistent')[1].splitlines()
 
 
-def test_forget_leaves_no_text_in_any_file_while_running_and_after(ros, memory_node, tmp_path):
+def test_forget_leaves_no_text_in_any_file_while_running_and_after(
+        ros, memory_node, tmp_path, console_memory):
     database = tmp_path / 'memory.sqlite3'
     node = start(memory_node, ros, database)
-    memory = console_for(node)
+    memory = console_memory(node)
     keep = created(memory('entity', 'add', 'person', 'Ada Lovelace')[1], 'ENT')
     secret = created(memory('entity', 'add', 'person', SECRETS[0])[1], 'ENT')
     assert memory('alias', 'add', secret, SECRETS[1])[0] == 0
@@ -217,10 +195,11 @@ def test_forget_leaves_no_text_in_any_file_while_running_and_after(ros, memory_n
     assert raw_hits(database, SECRETS) == []
 
 
-def test_backup_export_and_import_through_node_and_tools(ros, memory_node, tmp_path):
+def test_backup_export_and_import_through_node_and_tools(
+        ros, memory_node, tmp_path, console_memory):
     database = tmp_path / 'memory.sqlite3'
     node = start(memory_node, ros, database)
-    memory = console_for(node)
+    memory = console_memory(node)
     ada = created(memory('entity', 'add', 'person', 'Ada Lovelace')[1], 'ENT')
     for summary in ('Ada likes tea', 'Ada writes notes'):
         memory('add', 'fact', summary, '--link', f'{ada}:subject')
@@ -245,20 +224,20 @@ def test_backup_export_and_import_through_node_and_tools(ros, memory_node, tmp_p
     code, out, err = run(offline_tools.import_main, '--database', str(imported),
                          '--from', str(export))
     assert code == 0, err
-    again = console_for(start(memory_node, ros, imported))
+    again = console_memory(start(memory_node, ros, imported))
     lines = again('persistent')[1].splitlines()
     assert '  schema version: 3' in lines and '  memories:       1 (1 active)' in lines
     # MEM2 was forgotten before the export: the imported store does not reuse it.
     assert created(again('add', 'fact', 'x', '--link', f'{ada}:subject')[1], 'MEM') == 'MEM3'
-    from_backup = console_for(start(memory_node, ros, backup))
+    from_backup = console_memory(start(memory_node, ros, backup))
     assert '  entities:       1' in from_backup('persistent')[1].splitlines()
 
 
-def test_migrate_then_start_the_node(ros, memory_node, tmp_path):
+def test_migrate_then_start_the_node(ros, memory_node, tmp_path, console_memory):
     database = make_version_1_database(tmp_path / 'memory.sqlite3')
     code, out, err = run(offline_tools.migrate_main, '--database', str(database))
     assert code == 0, err
-    memory = console_for(start(memory_node, ros, database))
+    memory = console_memory(start(memory_node, ros, database))
     lines = memory('persistent')[1].splitlines()
     assert '  schema version: 3' in lines and '  memories:       2 (2 active)' in lines
     assert 'Ada likes tea' in memory('list', 'ENT1')[1]

@@ -29,13 +29,6 @@ SECRET = 'Note this: Ada Lovelace drinks quorvish nettle brew, every morning.'
 SECRET_WORDS = ('quorvish', 'nettle brew', 'every morning', 'Note this')
 
 
-def console(node, *words):
-    done = subprocess.run(
-        [executable('memory_console'), '--memory-node', node.prefix, '--timeout', '30',
-         'memory', *words], capture_output=True, text=True, timeout=120)
-    return done.returncode, done.stdout, done.stderr
-
-
 def offline_verify(database, *args, extra=None):
     env = dict(os.environ)
     env.pop(grounding.EXTRA_LANGUAGE_ENV, None)
@@ -58,9 +51,9 @@ def start(memory_node, ros, database):
     return node
 
 
-def seed(node):
+def seed(node, console):
     for name in ('Ada Lovelace', 'Bob Stone'):
-        assert console(node, 'entity', 'add', 'person', name)[0] == 0
+        assert console('entity', 'add', 'person', name)[0] == 0
     created = []
     for number, (utterance, proposal) in enumerate((
             (TEA, fact('preference', 'Ada Lovelace', 'prefers_drink', 'green tea',
@@ -71,7 +64,7 @@ def seed(node):
             TurnContext('episode-1', f'turn-{number}', utterance), proposal))
         assert (result.status, result.outcome) == ('applied', 'created'), result
         created.append(result.memory_id)
-    assert console(node, 'add', 'fact', 'Ada writes notes', '--link', 'ENT1:subject')[0] == 0
+    assert console('add', 'fact', 'Ada writes notes', '--link', 'ENT1:subject')[0] == 0
     return created
 
 
@@ -82,13 +75,14 @@ def diagnostic_values(ros, database, until, timeout=30.0):
 
 
 def test_show_and_verify_online_then_after_a_rules_change(ros, memory_node, tmp_path,
-                                                          monkeypatch):
+                                                          monkeypatch, console_memory):
     database = tmp_path / 'memory.sqlite3'
     monkeypatch.delenv(grounding.EXTRA_LANGUAGE_ENV, raising=False)
     node = start(memory_node, ros, database)
-    tea, oboe = seed(node)
+    console = console_memory(node)
+    tea, oboe = seed(node, console)
 
-    code, out, err = console(node, 'show', tea)
+    code, out, err = console('show', tea)
     assert code == 0, err
     running = f'{grounding.RULES_VERSION}+{grounding.rules_digest()}'
     receipt = out.split('  receipt:')[1]
@@ -98,16 +92,16 @@ def test_show_and_verify_online_then_after_a_rules_change(ros, memory_node, tmp_
     assert ('    proposal:   preference subject "Ada Lovelace" predicate "prefers_drink" '
             'value "green tea"\n') in receipt
     assert '    robot:      "Mira"\n    resolved:   subject ENT1\n' in receipt
-    code, out, _ = console(node, 'show', 'MEM3')
+    code, out, _ = console('show', 'MEM3')
     assert out.endswith('  receipt:      none (added by the console, or remembered before '
                         'schema version 3)\n')
 
     before = database_fingerprint(database)
-    code, out, err = console(node, 'verify')
+    code, out, err = console('verify')
     assert (code, err) == (0, '')
     assert out == (f'verified 2 memories: 2 ok, 0 would reject, 0 no receipt (rules {running}; '
                    '0 admitted under other rules)\n')
-    code, out, _ = console(node, 'verify', '--json')
+    code, out, _ = console('verify', '--json')
     assert code == 0 and json.loads(out)['summary']['ok'] == 2
     assert database_fingerprint(database) == before
     values = diagnostic_values(ros, database, lambda v: v.get(
@@ -122,6 +116,7 @@ def test_show_and_verify_online_then_after_a_rules_change(ros, memory_node, tmp_
     (extra / 'xx.toml').write_text(NEGATOR_TOML, encoding='utf-8')
     monkeypatch.setenv(grounding.EXTRA_LANGUAGE_ENV, str(extra))
     node = start(memory_node, ros, database)
+    console = console_memory(node)
     values = diagnostic_values(ros, database, lambda v: v.get(
         'memories admitted under other rules') == '2')
     assert values['remembered memories without receipt'] == '0'
@@ -129,14 +124,14 @@ def test_show_and_verify_online_then_after_a_rules_change(ros, memory_node, tmp_
                      r'grounding rules than the running ones \(3\.0\.0\+[0-9a-f]{16}\) and 0 '
                      r'have no receipt; judge them again with: memory verify', node.output())
     before = database_fingerprint(database)
-    code, out, err = console(node, 'verify')
+    code, out, err = console('verify')
     assert (code, err) == (1, '')
     lines = out.splitlines()
     assert lines[0] == f'{oboe} WOULD REJECT invalid_proposal (13)'
     assert lines[1].startswith('verified 2 memories: 1 ok, 1 would reject, 0 no receipt')
     assert lines[1].endswith('; 2 admitted under other rules)') and len(lines) == 2
-    assert console(node, 'verify', tea)[0] == 0
-    code, out, _ = console(node, 'verify', oboe, '--json')
+    assert console('verify', tea)[0] == 0
+    code, out, _ = console('verify', oboe, '--json')
     document = json.loads(out)
     assert code == 1 and document['findings'] == [{
         'memory_id': oboe, 'reason': 'invalid_proposal', 'rule': '13',
@@ -144,13 +139,13 @@ def test_show_and_verify_online_then_after_a_rules_change(ros, memory_node, tmp_
         'status': 'would_reject'}]
     assert database_fingerprint(database) == before
     # The operator retires it: verify is clean again, and so is the count.
-    assert console(node, 'retire', oboe, '--reason', 'not what was said')[0] == 0
-    assert console(node, 'verify')[0] == 0
+    assert console('retire', oboe, '--reason', 'not what was said')[0] == 0
+    assert console('verify')[0] == 0
     diagnostic_values(ros, database, lambda v: v.get(
         'memories admitted under other rules') == '1')
-    code, _, err = console(node, 'verify', 'ENT1')
+    code, _, err = console('verify', 'ENT1')
     assert code == 2 and 'is not a memory id' in err
-    code, _, err = console(node, 'verify', 'MEM99')
+    code, _, err = console('verify', 'MEM99')
     assert (code, err) == (1, 'error: not_found: memory MEM99 not found\n')
     assert node.stop() == 0
 
@@ -165,10 +160,11 @@ def test_show_and_verify_online_then_after_a_rules_change(ros, memory_node, tmp_
 
 
 def test_verify_is_busy_while_a_backup_runs_and_offline_verify_while_the_node_runs(
-        ros, memory_node, tmp_path):
+        ros, memory_node, tmp_path, console_memory):
     database = tmp_path / 'memory.sqlite3'
     node = start(memory_node, ros, database)
-    seed(node)
+    console = console_memory(node)
+    seed(node, console)
     target = tmp_path / 'backup.sqlite3'
     with partial_file_locked(target, node.process.pid):
         backup = console_process(node, tmp_path, 'backup', str(target))
@@ -192,28 +188,30 @@ def test_verify_is_busy_while_a_backup_runs_and_offline_verify_while_the_node_ru
 
 
 def test_forget_removes_the_receipt_with_no_word_left_while_running_and_after(
-        ros, memory_node, tmp_path):
+        ros, memory_node, tmp_path, console_memory):
     database = tmp_path / 'memory.sqlite3'
     node = start(memory_node, ros, database)
-    assert console(node, 'entity', 'add', 'person', 'Ada Lovelace')[0] == 0
+    console = console_memory(node)
+    assert console('entity', 'add', 'person', 'Ada Lovelace')[0] == 0
     result = node.services.remember(remember_request(
         TurnContext('episode-9', 'turn-1', SECRET),
         fact('fact', 'Ada Lovelace', 'drinks', 'quorvish nettle brew',
              'Ada Lovelace drinks quorvish nettle brew')))
     assert result.outcome == 'created', result
-    assert 'quorvish' in console(node, 'show', result.memory_id)[1]
+    assert 'quorvish' in console('show', result.memory_id)[1]
     # The receipt alone holds "Note this" and "every morning".
     assert {word for _, word in raw_hits(database, SECRET_WORDS)} >= {
         'Note this', 'every morning'}
-    code, out, _ = console(node, 'forget', result.memory_id, '--yes')
+    code, out, _ = console('forget', result.memory_id, '--yes')
     assert code == 0 and out.startswith(f'forgot {result.memory_id}: 1 memories')
     assert raw_hits(database, SECRET_WORDS) == []
-    assert console(node, 'verify')[1].startswith('verified 0 memories')
+    assert console('verify')[1].startswith('verified 0 memories')
     assert node.stop() == 0
     assert raw_hits(database, SECRET_WORDS) == []
 
 
-def test_a_version_2_file_is_refused_byte_identical_then_migrated(ros, memory_node, tmp_path):
+def test_a_version_2_file_is_refused_byte_identical_then_migrated(
+        ros, memory_node, tmp_path, console_memory):
     directory = tmp_path / 'db'
     directory.mkdir()
     database = make_version_2_database(directory / 'memory.sqlite3')
@@ -231,12 +229,13 @@ def test_a_version_2_file_is_refused_byte_identical_then_migrated(ros, memory_no
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     node = start(memory_node, ros, database)
+    console = console_memory(node)
     values = diagnostic_values(ros, database, lambda v: v.get(
         'remembered memories without receipt') == '2')
     assert values['memories admitted under other rules'] == '0'
     assert ('0 active remembered memories were admitted under other grounding rules than the '
             'running ones') in node.output() and 'and 2 have no receipt' in node.output()
-    code, out, _ = console(node, 'verify')
+    code, out, _ = console('verify')
     assert code == 1
     assert out.splitlines()[:2] == ['MEM4 NO RECEIPT', 'MEM5 NO RECEIPT']
-    assert '  schema version: 3' in console(node, 'persistent')[1].splitlines()
+    assert '  schema version: 3' in console('persistent')[1].splitlines()

@@ -120,20 +120,48 @@ def respell(rng, text):
 
 _turns = iter(range(1, 10 ** 9))
 
+# The strategies are built once: a strategy made inside requests() is built
+# and checked again for every one of the 10,000 examples, which cost this
+# test more time than the admissions it checks.
+SEEDS = st.integers(0, 2 ** 32 - 1)
+BOOLEANS = st.booleans()
+SUBJECT_DRAWS = st.sampled_from(SUBJECTS)
+VALUE_DRAWS = st.sampled_from(VALUES)
+LEAD_DRAWS = st.sampled_from(GOOD_LEADS * 4 + REQUEST_LEADS + BAD_LEADS + FOREIGN_HEDGES)
+FORM_DRAWS = st.sampled_from(('plain',) * 12 + ('possessor', 'after_other', 'relation'))
+NEGATED_DRAWS = {verb: st.sampled_from(forms) for verb, forms in NEGATED.items()}
+FOREIGN_DRAWS = st.sampled_from((False,) * 4 + (True,))
+FOREIGN_VERB_DRAWS = st.sampled_from(FOREIGN_VERBS)
+CUT_DRAWS = st.sampled_from(('none',) * 12 + ('complement',))
+# An offset of 1 .. n-1 from a tuple entry picks any other entry.
+OTHER_VALUE_OFFSETS = st.integers(1, len(VALUES) - 1)
+OTHER_SUBJECT_OFFSETS = st.integers(1, len(SUBJECTS) - 1)
+CONTRAST_DRAWS = st.sampled_from((None,) * 10 + CONTRASTS)
+TAIL_DRAWS = st.sampled_from(GOOD_TAILS * 3 + BAD_TAILS)
+EVIDENCE_CUT_DRAWS = st.sampled_from(('none',) * 14 + ('last_word', 'first_word'))
+OTHER_SUBJECT_DRAWS = st.sampled_from((False,) * 9 + (True,))
+VALUE_FORM_DRAWS = st.sampled_from(('same',) * 24 + ('first_word', 'article', 'subject'))
+VACUOUS_VALUE_DRAWS = st.sampled_from(('.', 'my', 'the', 'a'))
+PREDICATE_NEGATED_DRAWS = {negated: st.sampled_from((negated,) * 6 + (not negated,))
+                           for negated in (False, True)}
+PREDICATE_DRAWS = {negated: st.sampled_from(names) for negated, names in PREDICATES.items()}
+SLOT_DRAWS = st.integers(1, 300)
+KIND_DRAWS = st.sampled_from(('fact', 'preference'))
+
 
 @st.composite
 def requests(draw):
     """Draw one request built from parts of known effect (see the module docstring)."""
-    rng = random.Random(draw(st.integers(0, 2 ** 32 - 1)))
+    rng = random.Random(draw(SEEDS))
     grounded = True
-    said, verbs, known = draw(st.sampled_from(SUBJECTS))
-    negated = draw(st.booleans())
-    value = draw(st.sampled_from(VALUES))
+    said, verbs, known = draw(SUBJECT_DRAWS)
+    negated = draw(BOOLEANS)
+    value = draw(VALUE_DRAWS)
 
-    lead = draw(st.sampled_from(GOOD_LEADS * 4 + REQUEST_LEADS + BAD_LEADS + FOREIGN_HEDGES))
+    lead = draw(LEAD_DRAWS)
     grounded &= lead not in BAD_LEADS + FOREIGN_HEDGES
     subject_phrase = said
-    form = draw(st.sampled_from(('plain',) * 12 + ('possessor', 'after_other', 'relation')))
+    form = draw(FORM_DRAWS)
     if form == 'possessor' and said != 'you':
         subject_phrase = f"{said}'s brother"
         grounded = False
@@ -145,22 +173,22 @@ def requests(draw):
         subject_phrase = f'My cousin {said}'
     verb = verbs[0]
     if negated:
-        verb = verbs[1] if form != 'plain' else draw(st.sampled_from(NEGATED[verbs[0]]))
-    if said != 'you' and draw(st.sampled_from((False,) * 4 + (True,))):
-        verb = draw(st.sampled_from(FOREIGN_VERBS))[1 if negated else 0]
-    cut = draw(st.sampled_from(('none',) * 12 + ('complement',)))
+        verb = verbs[1] if form != 'plain' else draw(NEGATED_DRAWS[verbs[0]])
+    if said != 'you' and draw(FOREIGN_DRAWS):
+        verb = draw(FOREIGN_VERB_DRAWS)[1 if negated else 0]
+    cut = draw(CUT_DRAWS)
     said_value = value + (' cakes' if cut == 'complement' else '')
-    other_value = draw(st.sampled_from([other for other in VALUES if other != value]))
-    contrast = draw(st.sampled_from((None,) * 10 + CONTRASTS))
+    other_value = VALUES[(VALUES.index(value) + draw(OTHER_VALUE_OFFSETS)) % len(VALUES)]
+    contrast = draw(CONTRAST_DRAWS)
     if contrast:
         said_value = f'{said_value} {contrast} {other_value}'
     clause = f'{subject_phrase} {verb} {said_value}'
-    tail = draw(st.sampled_from(GOOD_TAILS * 3 + BAD_TAILS))
+    tail = draw(TAIL_DRAWS)
     grounded &= tail in GOOD_TAILS or (lead in REQUEST_LEADS and tail == '?')
     utterance = lead + clause + tail
 
     evidence = clause
-    evidence_cut = draw(st.sampled_from(('none',) * 14 + ('last_word', 'first_word')))
+    evidence_cut = draw(EVIDENCE_CUT_DRAWS)
     if evidence_cut == 'last_word':
         evidence = clause.rsplit(' ', 1)[0]
         grounded = False
@@ -171,35 +199,35 @@ def requests(draw):
         grounded = False  # no proposed value below says "cakes": each one cuts it off
 
     subject = said
-    if draw(st.sampled_from((False,) * 9 + (True,))):
-        subject = draw(st.sampled_from([name for name, _, _ in SUBJECTS if name != said]))
+    if draw(OTHER_SUBJECT_DRAWS):
+        index = [name for name, _, _ in SUBJECTS].index(said)
+        subject = SUBJECTS[(index + draw(OTHER_SUBJECT_OFFSETS)) % len(SUBJECTS)][0]
         # Another name of the same entity is still the clause subject only
         # when it is said there as a whole: "Ada" inside "Ada Lovelace" is.
         grounded &= subject == 'Ada' and said == 'Ada Lovelace'
     proposed_value = value
-    value_form = draw(st.sampled_from(('same',) * 24 + ('first_word', 'article', 'subject')))
+    value_form = draw(VALUE_FORM_DRAWS)
     if value_form == 'first_word' and ' ' in value:
         proposed_value = value.split(' ')[0]
         grounded = False
     elif value_form == 'article':
-        proposed_value = draw(st.sampled_from(('.', 'my', 'the', 'a')))
+        proposed_value = draw(VACUOUS_VALUE_DRAWS)
         grounded = False
     elif value_form == 'subject':
         proposed_value = said
         grounded = False
-    if contrast and draw(st.booleans()):
+    if contrast and draw(BOOLEANS):
         proposed_value = other_value
         grounded = False
-    predicate_negated = draw(st.sampled_from((negated,) * 6 + (not negated,)))
+    predicate_negated = draw(PREDICATE_NEGATED_DRAWS[negated])
     # Many slots, so that grounded requests are often created, not conflicts.
-    predicate = '%s_%d' % (draw(st.sampled_from(PREDICATES[predicate_negated])),
-                           draw(st.integers(1, 300)))
+    predicate = '%s_%d' % (draw(PREDICATE_DRAWS[predicate_negated]), draw(SLOT_DRAWS))
     grounded &= predicate_negated == negated
 
     number = next(_turns)
     context = TurnContext(f'p{number}', 't1', respell(rng, utterance))
     proposal = Proposal(
-        kind=draw(st.sampled_from(('fact', 'preference'))), subject=respell(rng, subject),
+        kind=draw(KIND_DRAWS), subject=respell(rng, subject),
         predicate=predicate, value=respell(rng, proposed_value), related_entity=None,
         related_role=None, evidence=respell(rng, evidence))
     same_entity = {name: entity for name, _, entity in SUBJECTS}[subject] == known
