@@ -134,7 +134,10 @@ class ChatServer:
         self._server.daemon_threads = True
         self.port = self._server.server_address[1]
         self.base_url = f'http://127.0.0.1:{self.port}/v1'
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        # shutdown() waits for the serving loop's next poll: 0.5 s by default,
+        # which every test paid once at its end.
+        self._thread = threading.Thread(target=self._server.serve_forever,
+                                        kwargs={'poll_interval': 0.02}, daemon=True)
         self._thread.start()
 
     def script(self, *answers):
