@@ -125,7 +125,9 @@ def _start_memory_node(started, directory, parameters=None, *, namespace=None,
     process.prefix = f'{namespace}/memory'
     started.append(process)
     if ros is not None and wait_service:
+        from memory_services import create_clients
         from mira_memory import srv
+        create_clients(ros, process.prefix)
         service_type = {
             'admin/status': srv.AdminStatus, 'admin/entity_add': srv.AdminEntityAdd,
             'admin/entity_find': srv.AdminEntityFind, 'admin/alias_add': srv.AdminAliasAdd,

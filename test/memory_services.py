@@ -106,6 +106,23 @@ def message_strings(message):
             yield from message_strings(getattr(message, name))
 
 
+def create_clients(ros, prefix):
+    """
+    Create ros's clients of the services MemoryServices calls under prefix.
+
+    Call it before the first reply is awaited (settle): a server answers only
+    a client whose reply reader it has discovered, and a participant
+    announces its readers, reliably, in the order it created them, so every
+    client made before that first reply is known to the node once it comes.
+    A client first made later can lose its first reply on a loaded machine
+    (rmw_fastrtps drops it: "client will not receive response").
+    """
+    for command, service_type in ADMIN.items():
+        ros.client(service_type, f'{prefix}/admin/{command}')
+    ros.client(srv.RecallMemory, f'{prefix}/recall_memory')
+    ros.client(srv.Remember, f'{prefix}/remember')
+
+
 class MemoryServices:
     """Calls to one memory node's services under its prefix (<ns>/memory)."""
 

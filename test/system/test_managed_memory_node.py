@@ -15,7 +15,7 @@ import sqlite3
 from copy_in_flight import console_process, partial_file_locked, wait_for_backup_in_flight
 from diagnostics_util import diagnostics, values
 from lifecycle_cli import get_state, prepare, set_state
-from memory_services import MemoryServices, remember_request
+from memory_services import create_clients, MemoryServices, remember_request
 from mira_memory import srv
 from mira_memory.core import archive, ownership
 from mira_memory.core.admission import Proposal, TurnContext
@@ -40,15 +40,17 @@ def managed(tmp_path):
         namespace = unique_namespace('lc')
         process = NodeProcess('memory_lifecycle_node', namespace=namespace,
                               parameters=parameters, directory=tmp_path)
-        started.append(process)
+        started.append((process, ros))
         process.prefix = f'{namespace}/memory'
+        create_clients(ros, process.prefix)
         prepare(ros, process.prefix)
         return process
 
     yield start
-    for process in started:
+    for process, ros in started:
         if process.running():
             process.stop()
+        ros.forget_clients(process.prefix)
 
 
 def rows(database, table='memories'):
