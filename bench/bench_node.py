@@ -40,11 +40,15 @@ import os
 import sys
 import time
 
-from mira_memory.memory.node import MemoryNode
-from mira_memory.ros import node_runner
-from mira_memory.srv import RecallMemory, Remember
-from std_srvs.srv import Trigger
-import workload
+from mira_memory.ros import type_support
+# Before any interface is used, as node_runner.start() does for memory_node.
+type_support.load_runtime_only()
+
+from mira_memory.memory.node import MemoryNode  # noqa: E402,I100 (after the call above)
+from mira_memory.ros import node_runner  # noqa: E402
+from mira_memory.srv import RecallMemory, Remember  # noqa: E402
+from std_srvs.srv import Trigger  # noqa: E402
+import workload  # noqa: E402
 
 _IMPORTED = time.monotonic()
 FLOOR_SERVICE = '~/bench/empty'

@@ -20,6 +20,8 @@ import importlib
 import signal
 import warnings
 
+from mira_memory.ros import type_support
+
 # rclpy's warning when the middleware did not send a service reply: with
 # Fast DDS, the server had not yet discovered the client's reply reader
 # (discovery still under way) and gave up after the writer's blocking time.
@@ -43,6 +45,7 @@ def start(module_name, interrupted_exit_code=0):
         # and the import is a quiet stop too (a coverage run, which slows
         # every line, showed it as a traceback and exit -2).
         signal.signal(signal.SIGINT, signal.default_int_handler)
+        type_support.load_runtime_only()
         module = importlib.import_module(module_name)
     except KeyboardInterrupt:
         return interrupted_exit_code

@@ -9,6 +9,7 @@ runs it from test/ instead; this keeps it that way under tools/test,
 colcon test and CI alike.
 """
 
+import importlib.util
 import os
 import pathlib
 import subprocess
@@ -47,3 +48,43 @@ def test_the_memory_node_loads_pydantic_only_to_read_a_config_file(tmp_path):
     result = subprocess.run([sys.executable, '-c', probe, str(config)], cwd=tmp_path,
                             capture_output=True, text=True, timeout=120)
     assert (result.returncode, result.stdout) == (0, 'False\nTrue\n'), result.stderr
+
+
+GENERATOR_MODULES = ('em', 'lark', 'rosidl_parser.parser')
+PROBE_NODE = """
+import sys
+import rclpy
+from mira_memory.srv import Remember
+
+
+def main():
+    rclpy.init()
+    node = rclpy.create_node('type_support_probe')
+    node.create_service(Remember, 'probe_remember', lambda request, response: response)
+    print(sorted(name for name in %r if name in sys.modules))
+    node.destroy_node()
+    rclpy.shutdown()
+    return 0
+""" % (GENERATOR_MODULES,)
+
+
+@pytest.mark.parametrize('entry', ['node_runner', 'plain'])
+def test_executables_load_interfaces_without_the_interface_generator(tmp_path, entry):
+    # rosidl_generator_py's __init__ imports its code generator (lark, empy,
+    # the IDL parser: about 8 MB per process) on the first use of any
+    # interface; node_runner.start() loads the package as a runtime-only
+    # install has it (mira_memory/ros/type_support.py, issue 25). The plain
+    # entry shows what it saves, where the generator is installed at all.
+    if entry == 'plain' and any(
+            importlib.util.find_spec(name) is None for name in GENERATOR_MODULES):
+        pytest.skip('the interface generator is not installed here: nothing to leave out')
+    (tmp_path / 'probe_node.py').write_text(PROBE_NODE, encoding='utf-8')
+    start = ('from mira_memory.ros import node_runner\n'
+             'raise SystemExit(node_runner.start("probe_node"))\n' if entry == 'node_runner'
+             else 'import probe_node\nraise SystemExit(probe_node.main())\n')
+    result = subprocess.run([sys.executable, '-c', start], cwd=tmp_path,
+                            env={**os.environ, 'PYTHONPATH': os.pathsep.join(
+                                filter(None, (str(tmp_path), os.environ.get('PYTHONPATH'))))},
+                            capture_output=True, text=True, timeout=120)
+    expected = '[]' if entry == 'node_runner' else str(sorted(GENERATOR_MODULES))
+    assert (result.returncode, result.stdout.strip()) == (0, expected), result.stderr
