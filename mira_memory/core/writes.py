@@ -10,7 +10,6 @@ its duplicate and conflict slots and inserts the memory with its receipt
 against one snapshot. Reads inside a write reuse reads.py's queries.
 """
 
-import dataclasses
 import datetime
 
 from mira_memory.core import reads
@@ -282,6 +281,10 @@ class WriteTransaction:
         transaction: the memory and its receipt commit together or not at all.
         """
         conn = self._require_active()
-        row = dataclasses.astuple(dataclasses.replace(receipt, created_at=timestamp(self._clock)))
+        created_at = timestamp(self._clock)
+        # By column name and shallow: dataclasses.astuple deep-copies every
+        # field, about 18 us of the created path for a row of scalars.
+        row = tuple(created_at if column == 'created_at' else getattr(receipt, column)
+                    for column in RECEIPT_COLUMNS)
         with backend_errors('insert_receipt'):
             conn.execute(INSERT_RECEIPT_SQL, row)
