@@ -432,3 +432,14 @@ def test_interactive_reports_a_missing_quote_and_goes_on(node):
     assert code == 0
     assert err == 'usage error: missing closing quote\n'
     assert re.fullmatch(rf'created ENT[1-9][0-9]* person "{name}"\n', out)
+
+
+def test_interactive_reports_an_escape_with_nothing_to_escape(node):
+    # Only the input's last line can end in a lone backslash (before a line
+    # break, the backslash escapes the break).
+    name = unique('Quoted Name')
+    lines = [f'memory entity add person "{name}"', f'memory entity find "{name}" \\']
+    code, out, err = run('--memory-node', node.prefix, stdin=io.StringIO('\n'.join(lines)))
+    assert code == 0
+    assert err == 'usage error: cannot split the line: no escaped character\n'
+    assert re.fullmatch(rf'created ENT[1-9][0-9]* person "{name}"\n', out)
