@@ -2,7 +2,6 @@
 """Shared fixtures: loopback-only DDS, a private domain, real memory node processes."""
 
 import datetime
-import io
 import os
 import random
 
@@ -179,6 +178,7 @@ def console_memory():
     tested in test/system/test_console_process.py.
     """
     from mira_memory.console import memory_console
+    from rosutil import console_memory_command
     sessions = {}
 
     def for_node(node):
@@ -188,9 +188,7 @@ def console_memory():
                 session = sessions[node.prefix] = memory_console.Session(
                     ['memory_console'],
                     memory_console.Settings(memory_node=node.prefix, timeout=30.0))
-            stdout, stderr = io.StringIO(), io.StringIO()
-            code = memory_console.run_command(session, ['memory', *words], stdout, stderr)
-            return code, stdout.getvalue(), stderr.getvalue()
+            return console_memory_command(session, *words)
         return memory
 
     yield for_node

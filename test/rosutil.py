@@ -7,6 +7,7 @@ own ROS_DOMAIN_ID (set in conftest.py), and every test uses its own
 namespace, so tests cannot hear each other or anything off this machine.
 """
 
+import io
 import itertools
 import os
 import pathlib
@@ -27,6 +28,14 @@ def unique_namespace(prefix='t'):
 
 # The installed path of one of the package's executables.
 executable = simulation.executable_path
+
+
+def console_memory_command(session, *words):
+    """Run `memory <words>` in a console Session, as main() would; return (code, out, err)."""
+    from mira_memory.console import memory_console
+    stdout, stderr = io.StringIO(), io.StringIO()
+    code = memory_console.run_command(session, ['memory', *words], stdout, stderr)
+    return code, stdout.getvalue(), stderr.getvalue()
 
 
 def write_params_file(directory, parameters):

@@ -8,6 +8,7 @@ interactive loop, runs in the tests that are about it. The executable as a
 real process: test/system/test_console_process.py.
 """
 
+import functools
 import io
 import itertools
 import re
@@ -16,7 +17,7 @@ import threading
 from mira_memory import srv
 from mira_memory.console import memory_console as console
 import pytest
-from rosutil import unique_namespace
+from rosutil import console_memory_command, unique_namespace
 
 pytestmark = pytest.mark.ros
 
@@ -51,11 +52,7 @@ def session(node):
 @pytest.fixture
 def memory(session):
     """Run a memory command in the shared session; return (code, stdout, stderr)."""
-    def call(*words):
-        stdout, stderr = io.StringIO(), io.StringIO()
-        code = console.run_command(session, ['memory', *words], stdout, stderr)
-        return code, stdout.getvalue(), stderr.getvalue()
-    return call
+    return functools.partial(console_memory_command, session)
 
 
 def created_id(output, prefix):
