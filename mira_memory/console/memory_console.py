@@ -27,7 +27,7 @@ import time
 
 from mira_memory.core import store
 from mira_memory.msg import MemoryLink
-from mira_memory.ros import clients, type_support
+from mira_memory.ros import clients
 from mira_memory.srv import AdminAdd, AdminAliasAdd, AdminEntityAdd, AdminEntityFind
 from mira_memory.srv import AdminBackup, AdminExport, AdminForget, AdminRetire, AdminVerify
 from mira_memory.srv import AdminFind, AdminList, AdminShow, AdminStatus
@@ -791,8 +791,6 @@ def main(argv=None, *, stdin=None, stdout=None, stderr=None):
     except UsageError as error:
         print(f'usage error: {error}', file=stderr)
         return EXIT_USAGE
-    # Before the session's first client loads its type support (see type_support).
-    type_support.load_runtime_only()
     session = Session(ros_args, settings)
     try:
         if tokens:

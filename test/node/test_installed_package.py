@@ -51,6 +51,8 @@ def test_the_memory_node_loads_pydantic_only_to_read_a_config_file(tmp_path):
 
 
 GENERATOR_MODULES = ('em', 'lark', 'rosidl_parser.parser')
+# numpy's __init__ imports numpy.version: in sys.modules only once numpy's code ran.
+NUMPY_RAN = 'numpy.version'
 PROBE_NODE = """
 import sys
 import rclpy
@@ -65,18 +67,20 @@ def main():
     node.destroy_node()
     rclpy.shutdown()
     return 0
-""" % (GENERATOR_MODULES,)
+""" % (GENERATOR_MODULES + (NUMPY_RAN,),)
 
 
 @pytest.mark.parametrize('entry', ['node_runner', 'plain'])
-def test_executables_load_interfaces_without_the_interface_generator(tmp_path, entry):
+def test_executables_load_interfaces_without_the_generator_or_numpy(tmp_path, entry):
     # rosidl_generator_py's __init__ imports its code generator (lark, empy,
     # the IDL parser: about 8 MB per process) on the first use of any
-    # interface; node_runner.start() loads the package as a runtime-only
-    # install has it (mira_memory/ros/type_support.py, issue 25). The plain
+    # interface, and service_msgs' ServiceEventInfo imports numpy (0.1 s,
+    # 11 MB) for introspection events the node never builds; node_runner.start()
+    # loads neither (mira_memory/ros/type_support.py, issue 25). The plain
     # entry shows what it saves, where the generator is installed at all.
+    expected = sorted(GENERATOR_MODULES + (NUMPY_RAN,))
     if entry == 'plain' and any(
-            importlib.util.find_spec(name) is None for name in GENERATOR_MODULES):
+            importlib.util.find_spec(name) is None for name in expected):
         pytest.skip('the interface generator is not installed here: nothing to leave out')
     (tmp_path / 'probe_node.py').write_text(PROBE_NODE, encoding='utf-8')
     start = ('from mira_memory.ros import node_runner\n'
@@ -86,5 +90,20 @@ def test_executables_load_interfaces_without_the_interface_generator(tmp_path, e
                             env={**os.environ, 'PYTHONPATH': os.pathsep.join(
                                 filter(None, (str(tmp_path), os.environ.get('PYTHONPATH'))))},
                             capture_output=True, text=True, timeout=120)
-    expected = '[]' if entry == 'node_runner' else str(sorted(GENERATOR_MODULES))
-    assert (result.returncode, result.stdout.strip()) == (0, expected), result.stderr
+    assert (result.returncode, result.stdout.strip()) == (
+        0, '[]' if entry == 'node_runner' else str(expected)), result.stderr
+
+
+def test_a_deferred_numpy_runs_when_an_introspection_event_is_built(tmp_path):
+    # The one user of numpy in a node's process: service_msgs' ServiceEventInfo.
+    probe = ('from mira_memory.ros import type_support\n'
+             'type_support.load_runtime_only()\n'
+             'import sys\n'
+             'from service_msgs.msg import ServiceEventInfo\n'
+             'print(type_support.is_deferred(sys.modules["numpy"]))\n'
+             'print(ServiceEventInfo(client_gid=[7] * 16).client_gid.tolist())\n'
+             'print(type_support.is_deferred(sys.modules["numpy"]))\n')
+    result = subprocess.run([sys.executable, '-c', probe], cwd=tmp_path,
+                            capture_output=True, text=True, timeout=120)
+    assert (result.returncode, result.stdout) == (
+        0, 'True\n%s\nFalse\n' % ([7] * 16)), result.stderr
