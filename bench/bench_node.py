@@ -21,7 +21,8 @@ MIRA_BENCH_CALLBACK_TIMES=<file> has the node time its remember callback
 (from the request handed to the callback to the response handed back, per
 outcome) and write those durations to <file> as JSON when the node is
 destroyed: the runner subtracts them from the round trips to show what rclpy,
-DDS and the client add around the product's own work. Beside each duration
+DDS and the client add around the product's own work. The canned remember's
+callback is timed the same way, as 'canned (empty callback)': the control. Beside each duration
 it records the callback thread's CPU time ('cpu <outcome>') and the garbage
 collections that ran inside the callback ('gc <outcome>'), which tell a
 callback that waited or was preempted from one that computed, and show
@@ -54,6 +55,8 @@ _IMPORTED = time.monotonic()
 FLOOR_SERVICE = '~/bench/empty'
 CANNED_RECALL_SERVICE = '~/bench/canned_recall'
 CANNED_REMEMBER_SERVICE = '~/bench/canned_remember'
+# The canned remember's callback times are recorded under this name.
+CANNED_OUTCOME = 'canned (empty callback)'
 
 
 def _empty(request, response):
@@ -69,11 +72,10 @@ class BenchMemoryNode(MemoryNode):
         self.create_service(Trigger, FLOOR_SERVICE, _empty)
         self._canned_recall = {}
         self.create_service(RecallMemory, CANNED_RECALL_SERVICE, self._on_canned_recall)
-        canned_remember = Remember.Response(
+        self._canned_remember = Remember.Response(
             status=Remember.Response.STATUS_APPLIED, outcome=Remember.Response.OUTCOME_DUPLICATE,
             memory_id='MEM1000001')
-        self.create_service(Remember, CANNED_REMEMBER_SERVICE,
-                            lambda request, response: canned_remember)
+        self.create_service(Remember, CANNED_REMEMBER_SERVICE, self._on_canned_remember)
         print('BENCH_TIMES ' + json.dumps({
             'imported': _IMPORTED, 'init_started': started, 'constructed': time.monotonic(),
             'pid': os.getpid()}), flush=True)
@@ -100,12 +102,28 @@ class BenchMemoryNode(MemoryNode):
         # what the service calls.
         if self._callback_times_path is None:
             return await super()._on_remember(request, response)
+        return await self._timed(super()._on_remember(request, response))
+
+    async def _on_canned_remember(self, request, response):
+        # Async like remember's callback, so the two reach the executor alike;
+        # timed the same way, under its own name: the in-node control of an
+        # empty remember callback (what the timing itself and a call from
+        # cold caches cost, with none of the product's work).
+        if self._callback_times_path is None:
+            return self._canned_remember
+        return await self._timed(self._canned(), CANNED_OUTCOME)
+
+    async def _canned(self):
+        return self._canned_remember
+
+    async def _timed(self, callback, outcome=None):
+        """Await callback (a coroutine); record its time under outcome (default: its own)."""
         collections = self._gc_runs
         cpu_started = time.thread_time_ns()
         started = time.perf_counter_ns()
-        response = await super()._on_remember(request, response)
+        response = await callback
         elapsed = time.perf_counter_ns() - started
-        outcome = workload.outcome('remember', response)
+        outcome = outcome or workload.outcome('remember', response)
         self._callback_times[outcome].append(elapsed)
         # The callback's own CPU time (this thread): wall time minus it is
         # time the process waited (fsync, or preempted by another process).
