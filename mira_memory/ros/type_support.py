@@ -75,22 +75,27 @@ def import_support_only():
 # meanwhile waits, as it would for an import in progress.
 _DEFERRED_LOCK = threading.RLock()
 _RUNNING = set()
+# What module_from_spec() sets from the spec alone; never __path__, which
+# importing a submodule reads and which must run the package first.
+METADATA = frozenset(('__spec__', '__name__', '__file__', '__loader__', '__package__'))
 
 
 class _DeferredModule(types.ModuleType):
     """
     A module whose code runs at the first use of an attribute, not at its import.
 
-    The import system reads __spec__ (and __name__) of a module it finds in
-    sys.modules, so those two are answered without running the module; any
-    other attribute runs it first, once. While it runs, its own code reads
+    The import system reads __spec__ of a module it finds in sys.modules,
+    and inspect.getmodule() (which rclpy's logger calls on every log line)
+    reads __file__ of every module there: a module's import metadata
+    (METADATA) is answered without running it; any other attribute runs it
+    first, once. While it runs, its own code reads
     it as it is (its imports reach it through sys.modules) and other threads
     wait. importlib.util.LazyLoader is not enough: it runs the module as
     soon as `import` reads __spec__.
     """
 
     def __getattribute__(self, name):
-        if name not in ('__spec__', '__name__'):
+        if name not in METADATA:
             with _DEFERRED_LOCK:
                 if type(self) is _DeferredModule:
                     _run_deferred(self)

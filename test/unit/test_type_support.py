@@ -10,6 +10,7 @@ test/node/test_installed_package.py.
 """
 
 import importlib
+import inspect
 import sys
 import threading
 
@@ -108,6 +109,10 @@ def test_a_deferred_module_is_imported_without_running_until_an_attribute_is_use
     from_statement = __import__(DEFERRED)
     assert module is from_statement is sys.modules[DEFERRED]
     assert module.__name__ == DEFERRED and module.__spec__.name == DEFERRED
+    # What tools read of every module in sys.modules (inspect.getmodule, as
+    # rclpy's logger calls it) does not run it either.
+    assert module.__file__.endswith(DEFERRED + '.py') and module.__loader__ is not None
+    assert inspect.getframeinfo(inspect.currentframe()).filename == __file__
     assert (runs(), type_support.is_deferred(module)) == (0, True)
 
     assert module.answer == 42
