@@ -6,7 +6,9 @@ The memory node's remember callback in process: back to back vs after a pause (c
 Drives MemoryNode._on_remember (the exact callback the service calls) of a
 node built in this process on a copy of a bench store, without transport,
 in rounds of one created, one duplicate (a retry of an earlier created
-request) and one rejected proposal. Each mode times the same callback:
+request) and one rejected proposal, and, as the control, an empty async
+callback timed the same way ('empty': what a call costs from the same
+caches with none of the product's work). Each mode times the same callbacks:
   warm: calls back to back;
   pause: an idle --pause-ms sleep before every call (as the serving node
     idles between the bench's calls: its caches go cold);
@@ -36,7 +38,12 @@ from rclpy.context import Context
 import workload
 
 
-OUTCOMES = ('created', 'duplicate', 'rejected')
+OUTCOMES = ('created', 'duplicate', 'rejected', 'empty')
+
+
+async def empty_callback(request, response):
+    """The control: a remember callback that does nothing."""
+    return response
 
 
 def drive(coroutine):
@@ -109,15 +116,15 @@ def main(argv=None):
         if mode == 'pause+gc_frozen':
             gc.collect()
             gc.freeze()
-        times = {'created': [], 'duplicate': [], 'rejected': []}
-        cpu = {'created': [], 'duplicate': [], 'rejected': []}
+        times = {outcome: [] for outcome in OUTCOMES}
+        cpu = {outcome: [] for outcome in OUTCOMES}
         counts = {}
         collections[0] = 0
         for _ in range(args.rounds):
             n += 1
             created = load.request('remember_created', n)
             calls = (('created', created), ('duplicate', created),
-                     ('rejected', load.request('remember_rejected', n)))
+                     ('rejected', load.request('remember_rejected', n)), ('empty', created))
             for label, request in calls:
                 window.observe(request.episode_id, request.turn_id, request.utterance)
                 if mode.startswith('pause'):
@@ -133,8 +140,9 @@ def main(argv=None):
                 profiled = profiler is not None and label == args.profile
                 if profiled:
                     profiler.enable()
+                callback = empty_callback if label == 'empty' else node._on_remember
                 started = time.perf_counter_ns()
-                response = drive(node._on_remember(request, response))
+                response = drive(callback(request, response))
                 times[label].append(time.perf_counter_ns() - started)
                 if profiled:
                     profiler.disable()
@@ -142,12 +150,13 @@ def main(argv=None):
                 counts[label] = len(statements)
                 if args.statement_times and label == 'created' and mode == 'warm':
                     split_statements(steps, started, started + times[label][-1], statements)
-                got = workload.outcome('remember', response)
-                assert got.split('/')[1].startswith(label[:4]) or label == 'rejected', got
+                if label != 'empty':
+                    got = workload.outcome('remember', response)
+                    assert got.split('/')[1].startswith(label[:4]) or label == 'rejected', got
         if mode == 'pause+gc_frozen':
             gc.unfreeze()
         print('  %-16s wall (cpu) p50 us: created %5.0f (%5.0f)  duplicate %4.0f (%4.0f)  '
-              'rejected %4.0f (%4.0f); %d gc runs' % (
+              'rejected %4.0f (%4.0f)  empty %3.0f (%3.0f); %d gc runs' % (
                   mode, *(statistics.median(values[k]) / 1e3 for k in OUTCOMES
                           for values in (times, cpu)), collections[0]))
     if steps:
@@ -156,7 +165,7 @@ def main(argv=None):
         for label, values in steps.values():
             print('    %6.0f  %s' % (statistics.median(values) / 1e3, label))
     print('  SQLite statements per call: ' + ', '.join(
-        '%s %d' % (k, counts[k]) for k in OUTCOMES))
+        '%s %d' % (k, counts[k]) for k in OUTCOMES if k != 'empty'))
     if profiler is not None:
         stats = pstats.Stats(profiler)
         print('  profile of the %s callbacks (%d calls per mode):' % (args.profile, args.rounds))
