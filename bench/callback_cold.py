@@ -42,7 +42,7 @@ OUTCOMES = ('created', 'duplicate', 'rejected', 'empty')
 
 
 async def empty_callback(request, response):
-    """The control: a remember callback that does nothing."""
+    """Return the response untouched: the control, a remember callback with no work."""
     return response
 
 
