@@ -5,7 +5,14 @@ import datetime
 import os
 import random
 
+from mira_memory.ros import type_support
 import pytest
+
+# The suite's own process loads interfaces as the product's processes do
+# (node_runner.start): without the interface generator, numpy deferred. The
+# in-process nodes then run as deployed, and the generator's lark no longer
+# warns of its deprecated sre_* imports in every worker.
+type_support.load_runtime_only()
 
 # DDS stays on loopback for every process the tests start, and the run gets a
 # domain of its own (tools/test picks one; a bare pytest run picks here).

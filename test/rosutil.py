@@ -7,6 +7,7 @@ own ROS_DOMAIN_ID (set in conftest.py), and every test uses its own
 namespace, so tests cannot hear each other or anything off this machine.
 """
 
+import contextlib
 import io
 import itertools
 import os
@@ -149,14 +150,10 @@ class RosClient:
         client = self.client(service_type, name)
         if not client.wait_for_service(timeout_sec=timeout):
             raise AssertionError(f'service {name} is not available')
-        executor = self._rclpy.executors.SingleThreadedExecutor(context=self.context)
-        executor.add_node(self.node)
-        try:
+        with self.spinning() as executor:
             response = clients.call(
                 executor, client, request if request is not None else service_type.Request(),
                 time.monotonic() + timeout)
-        finally:
-            executor.remove_node(self.node)
         if response is None:
             raise AssertionError(f'service {name} did not answer within {timeout} s')
         return response
@@ -167,14 +164,10 @@ class RosClient:
 
     def spin_for(self, seconds):
         """Spin the client node for a while (graph discovery, subscriptions)."""
-        executor = self._rclpy.executors.SingleThreadedExecutor(context=self.context)
-        executor.add_node(self.node)
         deadline = time.monotonic() + seconds
-        try:
+        with self.spinning() as executor:
             while time.monotonic() < deadline:
                 executor.spin_once(timeout_sec=0.05)
-        finally:
-            executor.remove_node(self.node)
 
     def spin_until(self, condition, what, *, timeout, failure=None, logs=None):
         """
@@ -184,10 +177,8 @@ class RosClient:
         (a process under test died) or None; logs() goes into the timeout's
         failure message.
         """
-        executor = self._rclpy.executors.SingleThreadedExecutor(context=self.context)
-        executor.add_node(self.node)
         deadline = time.monotonic() + timeout
-        try:
+        with self.spinning() as executor:
             while not condition():
                 if time.monotonic() > deadline:
                     raise AssertionError(
@@ -196,8 +187,24 @@ class RosClient:
                 if reason:
                     raise AssertionError(reason)
                 executor.spin_once(timeout_sec=0.1)
+
+    @contextlib.contextmanager
+    def spinning(self):
+        """
+        Yield an executor spinning nothing but the client node; shut it down after.
+
+        Shut down here, while the context is alive: an executor left to the
+        garbage collector destroys its SIGINT guard condition in __del__,
+        which raises (PytestUnraisableExceptionWarning) once the context
+        has shut down and destroyed it already.
+        """
+        executor = self._rclpy.executors.SingleThreadedExecutor(context=self.context)
+        executor.add_node(self.node)
+        try:
+            yield executor
         finally:
             executor.remove_node(self.node)
+            executor.shutdown()
 
     def close(self):
         """Destroy the node and shut its private context down (when it made one)."""

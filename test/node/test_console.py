@@ -378,9 +378,12 @@ class FakeCognition:
         return response
 
     def close(self):
-        self._rclpy.try_shutdown(context=self.context)
+        # The executor first, while the context lives (see rosutil.spinning):
+        # its shutdown() ends spin() in the thread.
+        self.executor.shutdown(timeout_sec=10.0)
         self.thread.join()
         self.node.destroy_node()
+        self._rclpy.try_shutdown(context=self.context)
 
 
 @pytest.fixture

@@ -102,14 +102,9 @@ def test_a_write_that_is_not_idempotent_is_sent_once(ros, server):
     client = ros.client(AdminEntityAdd, f'{drop.prefix}/admin/entity_add')
     assert client.wait_for_service(timeout_sec=20)
     assert not clients.resendable(client)
-    from rclpy.executors import SingleThreadedExecutor
-    executor = SingleThreadedExecutor(context=ros.context)
-    executor.add_node(ros.node)
-    try:
+    with ros.spinning() as executor:
         response = clients.call(executor, client, AdminEntityAdd.Request(
             entity_type='person', canonical_name='Ada'), time.monotonic() + 3.0)
-    finally:
-        executor.remove_node(ros.node)
     assert response is None
     assert drop.received('admin/entity_add') == 1
 
