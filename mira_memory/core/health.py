@@ -48,8 +48,9 @@ class LatencyWindow:
         self._clock = clock
         # Two parallel deques, not one of (when, seconds) pairs: summary()
         # sorts the durations straight from their deque in C. Unpacking
-        # 20,000 pairs in a generator every second cost the idle node half
-        # its CPU for the minute after a busy one (bench/README.md, issue 25).
+        # 20,000 pairs in a generator every second cost the idle node about
+        # 0.27% of a core for the minute after a busy one (bench/README.md,
+        # issue 25).
         self._times = collections.deque(maxlen=WINDOW_SAMPLES)
         self._seconds = collections.deque(maxlen=WINDOW_SAMPLES)
 

@@ -88,10 +88,10 @@ class _DeferredModule(types.ModuleType):
     and inspect.getmodule() (which rclpy's logger calls on every log line)
     reads __file__ of every module there: a module's import metadata
     (METADATA) is answered without running it; any other attribute runs it
-    first, once. While it runs, its own code reads
-    it as it is (its imports reach it through sys.modules) and other threads
-    wait. importlib.util.LazyLoader is not enough: it runs the module as
-    soon as `import` reads __spec__.
+    first, once. While it runs, its own code reads it as it is (its imports
+    reach it through sys.modules) and other threads wait.
+    importlib.util.LazyLoader is not enough: it runs the module as soon as
+    `import` reads __spec__.
     """
 
     def __getattribute__(self, name):
