@@ -22,8 +22,9 @@ MIRA_BENCH_CALLBACK_TIMES=<file> has the node time its remember callback
 outcome) and write those durations to <file> as JSON when the node is
 destroyed: the runner subtracts them from the round trips to show what rclpy,
 DDS and the client add around the product's own work. The canned remember's
-callback is timed the same way, as 'canned (empty callback)': the control. Beside each duration
-it records the callback thread's CPU time ('cpu <outcome>') and the garbage
+callback is timed the same way, as 'canned (empty callback)': the control.
+Beside each duration it records the callback thread's CPU time
+('cpu <outcome>') and the garbage
 collections that ran inside the callback ('gc <outcome>'), which tell a
 callback that waited or was preempted from one that computed, and show
 what the collector costs the callback.

@@ -13,6 +13,7 @@ node whose finalizer sends itself SIGINT and waits for it there.
 import os
 import subprocess
 import sys
+import types
 
 import pytest
 
@@ -63,3 +64,16 @@ def test_a_sigint_inside_a_finalizer_stops_the_node_without_a_traceback(tmp_path
     assert 'interrupting from a finalizer' in output
     assert (result.returncode, 'Traceback' in output, 'Exception ignored' in output) == (
         0, False, False), output
+
+
+def test_only_a_keyboard_interrupt_is_dropped_every_other_unraisable_goes_on():
+    from mira_memory.ros import node_runner
+    seen = []
+    hook = node_runner.quiet_interrupts_in_finalizers(seen.append)
+    interrupt = types.SimpleNamespace(exc_type=KeyboardInterrupt, exc_value=KeyboardInterrupt())
+    failure = types.SimpleNamespace(exc_type=ValueError, exc_value=ValueError('a real bug'))
+
+    hook(interrupt)
+    hook(failure)
+
+    assert seen == [failure]
