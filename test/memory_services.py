@@ -72,7 +72,7 @@ def start_enabled_node(start, ros, name, robot_profile, *, lock_wait_s=None, **p
     (transaction.LOCK_WAIT_S, 5 s in the product): a test that holds a lock
     checks what the node answers once the wait runs out, not how long it waits.
     """
-    from mira_memory.core import transaction
+    from mira_memory.core.store import transaction
     database_path = start.directory / name / 'memory.sqlite3'
     with pytest.MonkeyPatch.context() as patch:
         if lock_wait_s is not None:

@@ -20,8 +20,9 @@ import pathlib
 import sqlite3
 import sys
 
-from mira_memory.core import archive, ownership, schema, store, verify
+from mira_memory.core import archive, store, verify
 from mira_memory.core.errors import StoreError
+from mira_memory.core.store import ownership, schema
 
 EXIT_OK = 0
 EXIT_FAILED = 1

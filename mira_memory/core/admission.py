@@ -106,7 +106,7 @@ from mira_memory.core.errors import InvalidInputError, StoreError
 from mira_memory.core.normalize import has_forbidden_characters, has_unsegmented_script
 from mira_memory.core.normalize import locate, NormalizationError, normalize_key, normalize_token
 from mira_memory.core.normalize import TOKEN_MAX_LENGTH
-from mira_memory.core.records import NewMemory, Receipt, SOURCE_OPERATOR_STATEMENT
+from mira_memory.core.store.records import NewMemory, Receipt, SOURCE_OPERATOR_STATEMENT
 
 STATUS_APPLIED = 'applied'
 STATUS_REJECTED = 'rejected'

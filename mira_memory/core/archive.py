@@ -23,12 +23,12 @@ import os
 import pathlib
 import sqlite3
 
-from mira_memory.core import private_files, records, schema, writes
 from mira_memory.core.admission import source_label, TurnContext
 from mira_memory.core.errors import BackendError, InvalidInputError, StoreError
 from mira_memory.core.errors import TargetExistsError
 from mira_memory.core.normalize import display_form, normalize_token
-from mira_memory.core.transaction import set_pragma
+from mira_memory.core.store import private_files, records, schema, writes
+from mira_memory.core.store.transaction import set_pragma
 
 EXPORT_FORMAT = 'mira_memory export'
 # Pages per backup step: small enough that one step is a few milliseconds of

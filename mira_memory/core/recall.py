@@ -37,7 +37,7 @@ from mira_memory.core.errors import InvalidInputError, StoreError
 from mira_memory.core.normalize import display_form, FORBIDDEN_CHARACTER
 from mira_memory.core.normalize import has_forbidden_characters, normalize_key
 from mira_memory.core.normalize import NormalizationError
-from mira_memory.core.records import Entity, format_entity_id, format_memory_id, Memory
+from mira_memory.core.store.records import Entity, format_entity_id, format_memory_id, Memory
 
 QUERY_MAX_LENGTH = 256
 MAX_ENTITIES = 5

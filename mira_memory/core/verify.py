@@ -27,9 +27,10 @@ import contextlib
 from dataclasses import dataclass
 import sqlite3
 
-from mira_memory.core import admission, archive, grounding, reads, records
+from mira_memory.core import admission, archive, grounding
 from mira_memory.core.errors import BackendError, InvalidInputError, NotFoundError
 from mira_memory.core.normalize import display_form
+from mira_memory.core.store import reads, records
 
 OK = 'ok'
 WOULD_REJECT = 'would_reject'

@@ -33,7 +33,7 @@ plain memory node does, this one does while active.
 import dataclasses
 import sys
 
-from mira_memory.core import health
+from mira_memory.core.store import health
 from mira_memory.memory.node import MemoryServing
 from mira_memory.ros import node_runner
 from rclpy.lifecycle import LifecycleNode, TransitionCallbackReturn

@@ -18,7 +18,7 @@ The node (memory/node.py) adds what needs ROS: the parameters, the
 observed-turn gate in front of remember (memory/turn_gate.py), the
 backup/export worker thread (memory/copy_worker.py) and /diagnostics.
 
-One owner per database: the service claims the file (core/ownership.py)
+One owner per database: the service claims the file (core/store/ownership.py)
 before SQLite opens it and holds the claim until close(). Nothing written to
 a file that is no longer at database_path is acknowledged (see
 database_in_place). Every handler answers through its response: no
@@ -29,8 +29,9 @@ import os
 import threading
 import time
 
-from mira_memory.core import admission, grounding, health, normalize, ownership, private_files
+from mira_memory.core import admission, grounding, normalize
 from mira_memory.core import recall, store, turns, verify_process
+from mira_memory.core.store import health, ownership, private_files
 from mira_memory.core.turn_proposals import TurnProposalLog
 from mira_memory.memory import responses
 from mira_memory.ros.node_runner import StartupError
@@ -117,7 +118,7 @@ class MemoryService:
     def _claim(path):
         """Own the database file (creating its directory first) before SQLite opens it."""
         try:
-            # A directory the node creates is 0700, the file 0600 (core/private_files.py).
+            # A directory the node creates is 0700, the file 0600 (core/store/private_files.py).
             private_files.make_directories(path.parent)
             return ownership.claim(str(path))
         except ownership.DatabaseBusyError as error:
@@ -243,7 +244,7 @@ class MemoryService:
     # Diagnostics ---------------------------------------------------------------
 
     def diagnostic_report(self, extra_values=()):
-        """Return the health report for /diagnostics (see core/health.py)."""
+        """Return the health report for /diagnostics (see core/store/health.py)."""
         if self.store is None:
             return self.health.report(enabled=False, extra_values=extra_values)
         if self.health.database_lost is None:

@@ -15,7 +15,7 @@ config/diagnostics_analyzers.yaml groups it for diagnostic_aggregator.
 """
 
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
-from mira_memory.core import health
+from mira_memory.core.store import health
 from mira_memory.wire import DIAGNOSTICS_DEPTH, DIAGNOSTICS_TOPIC
 
 PERIOD_SEC = 1.0

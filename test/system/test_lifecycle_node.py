@@ -11,8 +11,9 @@ from copy_in_flight import wait_for_backup_in_flight
 from memory_services import MemoryServices, remember_request
 from mira_memory import srv
 from mira_memory.console import offline_tools
-from mira_memory.core import archive, ownership, schema
+from mira_memory.core import archive
 from mira_memory.core.admission import Proposal, TurnContext
+from mira_memory.core.store import ownership, schema
 import pytest
 from raw_scan import raw_hits
 from schema_v1 import make_version_1_database

@@ -17,8 +17,9 @@ from diagnostics_util import diagnostics, values
 from lifecycle_cli import get_state, prepare, set_state
 from memory_services import create_clients, MemoryServices, remember_request
 from mira_memory import srv
-from mira_memory.core import archive, ownership
+from mira_memory.core import archive
 from mira_memory.core.admission import Proposal, TurnContext
+from mira_memory.core.store import ownership
 import pytest
 from rosutil import NodeProcess, unique_namespace
 from schema_v1 import make_version_1_database

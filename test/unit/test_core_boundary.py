@@ -25,7 +25,7 @@ ABOVE_CORE = ('mira_memory.ros', 'mira_memory.memory', 'mira_memory.cognition',
 
 
 def _ros_free_sources():
-    return sorted(CORE.glob('*.py')) + [
+    return sorted(CORE.rglob('*.py')) + [
         PACKAGE / 'cognition' / f'{name}.py' for name in COGNITION_LIBRARY]
 
 
@@ -47,8 +47,8 @@ def _is_forbidden(module, names=FORBIDDEN):
 
 
 def test_core_modules_exist():
-    names = {path.stem for path in CORE.glob('*.py')}
-    assert {'normalize', 'store', 'admission', 'recall'} <= names
+    names = {path.relative_to(CORE).with_suffix('').as_posix() for path in CORE.rglob('*.py')}
+    assert {'normalize', 'store/__init__', 'admission', 'recall'} <= names
 
 
 def test_ros_free_sources_import_no_ros():
@@ -64,7 +64,7 @@ def test_ros_free_sources_import_no_ros():
 def test_core_imports_nothing_above_it():
     offenders = {
         str(path.relative_to(ROOT)): module
-        for path in CORE.glob('*.py')
+        for path in CORE.rglob('*.py')
         for module in _imported_modules(path)
         if _is_forbidden(module, ABOVE_CORE)
     }
@@ -86,8 +86,8 @@ def test_importing_the_ros_free_modules_loads_no_ros_module():
     code = (
         'import importlib, pkgutil, sys\n'
         'import mira_memory.core as core\n'
-        'for info in pkgutil.iter_modules(core.__path__):\n'
-        '    importlib.import_module("mira_memory.core." + info.name)\n'
+        'for info in pkgutil.walk_packages(core.__path__, "mira_memory.core."):\n'
+        '    importlib.import_module(info.name)\n'
         f'for name in {COGNITION_LIBRARY!r}:\n'
         '    importlib.import_module("mira_memory.cognition." + name)\n'
         'import mira_memory.wire\n'

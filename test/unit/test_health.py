@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 """The memory node's health report (ROS-free): levels, windows, counts."""
 
-from mira_memory.core import health
+from mira_memory.core.store import health
 
 
 class FakeClock:

@@ -10,10 +10,11 @@ import sys
 from admission_cases import context, FACT, FACT_CONTEXT
 from conftest import fixed_clock
 from mira_memory.console import offline_tools
-from mira_memory.core import archive, export_format, schema
+from mira_memory.core import archive, export_format
 from mira_memory.core.admission import admit
 from mira_memory.core.store import BusyError, InvalidInputError, MemoryStore, NewMemory
 from mira_memory.core.store import NotFoundError, TargetExistsError
+from mira_memory.core.store import schema
 from mira_memory.simulation import processes
 import pytest
 from raw_scan import raw_hits
@@ -172,8 +173,8 @@ def test_forget_leaves_no_copy_of_the_text_in_any_database_file(db_path):
 def test_forget_reports_busy_when_a_reader_pins_the_wal(db_path, monkeypatch):
     # Each truncation attempt waits out the store's lock wait for the reader
     # (5 s in the product); what forget answers after the last one is tested.
-    monkeypatch.setattr('mira_memory.core.transaction.WAL_TRUNCATE_ATTEMPTS', 2)
-    monkeypatch.setattr('mira_memory.core.transaction.LOCK_WAIT_S', 0.1)
+    monkeypatch.setattr('mira_memory.core.store.transaction.WAL_TRUNCATE_ATTEMPTS', 2)
+    monkeypatch.setattr('mira_memory.core.store.transaction.LOCK_WAIT_S', 0.1)
     with MemoryStore.open(db_path) as store:
         entity = store.add_entity('person', 'Ada')
         other = sqlite3.connect(db_path, isolation_level=None)
@@ -488,7 +489,7 @@ def test_migrate_refuses_a_database_another_process_owns(tmp_path, tmp_path_fact
     before = database.read_bytes()
     holder = processes.Process(
         [sys.executable, '-c',
-         'import signal, sys\nfrom mira_memory.core import ownership\n'
+         'import signal, sys\nfrom mira_memory.core.store import ownership\n'
          'held = ownership.claim(sys.argv[1], create=False)\n'
          'signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})\n'
          'print("held", flush=True)\nsignal.sigwait({signal.SIGINT})\n', str(database)],

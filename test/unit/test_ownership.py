@@ -6,7 +6,7 @@ import os
 import subprocess
 import sys
 
-from mira_memory.core.ownership import claim, DatabaseBusyError
+from mira_memory.core.store.ownership import claim, DatabaseBusyError
 import pytest
 
 
@@ -22,7 +22,7 @@ def test_second_claim_is_refused_and_names_the_owner(tmp_path):
 def test_claim_from_another_process_is_refused(tmp_path):
     path = str(tmp_path / 'memory.sqlite3')
     script = ('import sys\n'
-              'from mira_memory.core.ownership import claim, DatabaseBusyError\n'
+              'from mira_memory.core.store.ownership import claim, DatabaseBusyError\n'
               'try:\n'
               '    claim(sys.argv[1])\n'
               'except DatabaseBusyError as error:\n'

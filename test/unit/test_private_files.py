@@ -1,11 +1,12 @@
 # SPDX-License-Identifier: Apache-2.0
-"""core/private_files.py and the files the store and the copies create, in process."""
+"""core/store/private_files.py and the files the store and the copies create, in process."""
 
 import os
 import stat
 
-from mira_memory.core import archive, ownership, private_files
+from mira_memory.core import archive
 from mira_memory.core.store import MemoryStore
+from mira_memory.core.store import ownership, private_files
 import pytest
 
 

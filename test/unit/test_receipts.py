@@ -15,9 +15,10 @@ from admission_cases import CASES, FACT, FACT_CONTEXT, RELATIONSHIP, RELATIONSHI
 from admission_cases import ROBOT_PROFILE
 from conftest import fixed_clock
 from mira_memory.console import offline_tools
-from mira_memory.core import admission, archive, grounding, health, schema, verify
+from mira_memory.core import admission, archive, grounding, verify
 from mira_memory.core import verify_process as verify_child
 from mira_memory.core.admission import admit, Proposal, TurnContext
+from mira_memory.core.store import health, schema
 from mira_memory.core.store import MemoryStore, NewMemory, WriteTransaction
 import pytest
 from raw_scan import database_files, raw_hits

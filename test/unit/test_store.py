@@ -8,9 +8,7 @@ import random
 import sqlite3
 
 from conftest import FIXED_CREATED_AT
-from mira_memory.core import reads, transaction, writes
 from mira_memory.core.normalize import normalize_key
-from mira_memory.core.schema import SCHEMA_VERSION
 from mira_memory.core.store import BackendError
 from mira_memory.core.store import DuplicateAliasError
 from mira_memory.core.store import format_entity_id
@@ -22,10 +20,12 @@ from mira_memory.core.store import NewMemory
 from mira_memory.core.store import NotFoundError
 from mira_memory.core.store import parse_entity_id
 from mira_memory.core.store import parse_memory_id
+from mira_memory.core.store import reads, transaction, writes
 from mira_memory.core.store import SOURCE_CONSOLE
 from mira_memory.core.store import SOURCE_OPERATOR_STATEMENT
 from mira_memory.core.store import StoreError
 from mira_memory.core.store import UnsupportedDatabaseError
+from mira_memory.core.store.schema import SCHEMA_VERSION
 import pytest
 from schema_v1 import make_version_1_database
 from schema_v2 import make_version_2_database

@@ -14,9 +14,9 @@ import itertools
 from admission_cases import FACT, FACT_CONTEXT, ROBOT_PROFILE
 from conftest import fixed_clock
 from mira_memory.core import admission, recall as recall_module
-from mira_memory.core import transaction
 from mira_memory.core.store import NewMemory
-from mira_memory.core.transaction import CHANGED_ENTITIES_MAX
+from mira_memory.core.store import transaction
+from mira_memory.core.store.transaction import CHANGED_ENTITIES_MAX
 from mira_memory.core.turn_proposals import TurnProposalLog
 import pytest
 

@@ -12,15 +12,15 @@ against one snapshot. Reads inside a write reuse reads.py's queries.
 
 import datetime
 
-from mira_memory.core import reads
 from mira_memory.core.errors import BackendError, DuplicateAliasError, InvalidInputError
 from mira_memory.core.errors import NotFoundError, StoreError
 from mira_memory.core.normalize import display_form, normalize_token
-from mira_memory.core.records import excerpt, ForgetPlan, format_entity_id, format_memory_id
-from mira_memory.core.records import MEDIA_TYPE_TEXT, name_forms, normalized, positive_id
-from mira_memory.core.records import prepare_memory, RECEIPT_COLUMNS, STATUS_ACTIVE
-from mira_memory.core.records import STORAGE_INLINE, stored_source_label
-from mira_memory.core.transaction import backend_errors
+from mira_memory.core.store import reads
+from mira_memory.core.store.records import excerpt, ForgetPlan, format_entity_id, format_memory_id
+from mira_memory.core.store.records import MEDIA_TYPE_TEXT, name_forms, normalized, positive_id
+from mira_memory.core.store.records import prepare_memory, RECEIPT_COLUMNS, STATUS_ACTIVE
+from mira_memory.core.store.records import STORAGE_INLINE, stored_source_label
+from mira_memory.core.store.transaction import backend_errors
 
 _TIMESTAMP_FORMAT = '%04d-%02d-%02dT%02d:%02d:%02dZ'
 

@@ -12,7 +12,7 @@ Counts are cheap by construction: one full count at startup (0.2-0.6 s at
 1,000,000 memories, so the node makes it in a background thread, see
 MemoryNode._count_rows; too slow to repeat every second on the node's only
 thread), then the node adds what it wrote itself - it is the database's
-only owner (core/ownership.py), so nobody else changes the rows. Every full
+only owner (core/store/ownership.py), so nobody else changes the rows. Every full
 count the node makes anyway (admin status) resets them.
 """
 
@@ -146,7 +146,7 @@ class Health:
 
         file_sizes: (database bytes or None when missing, WAL bytes or None).
         file_mode: the database file's permission bits ('0600'), None when missing.
-        exposure: a warning when other users may read the file (core/private_files.py).
+        exposure: a warning when other users may read the file (core/store/private_files.py).
         extra_values: further (key, value) pairs another part of the node
         reports (the observed-turn window, for one).
         """

@@ -9,13 +9,13 @@ store and its read-only MemoryReader), inside admission's write transaction
 queries are module constants so that tests can EXPLAIN exactly what runs.
 """
 
-from mira_memory.core import transaction
 from mira_memory.core.errors import NotFoundError
 from mira_memory.core.normalize import normalize_token
-from mira_memory.core.records import Entity, format_entity_id, format_memory_id, Link
-from mira_memory.core.records import Memory, name_forms, normalized, Payload, positive_id
-from mira_memory.core.records import Receipt, RECEIPT_COLUMNS, sql_limit
-from mira_memory.core.schema import SCHEMA_VERSION
+from mira_memory.core.store import transaction
+from mira_memory.core.store.records import Entity, format_entity_id, format_memory_id, Link
+from mira_memory.core.store.records import Memory, name_forms, normalized, Payload, positive_id
+from mira_memory.core.store.records import Receipt, RECEIPT_COLUMNS, sql_limit
+from mira_memory.core.store.schema import SCHEMA_VERSION
 
 FIND_ENTITY_IDS_SQL = (
     'SELECT id FROM entities WHERE name_key = :key'

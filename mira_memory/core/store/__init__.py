@@ -20,16 +20,17 @@ the tests use are re-exported here (__all__).
 
 import pathlib
 
-from mira_memory.core import private_files, reads, schema, transaction, writes
 from mira_memory.core.errors import BackendError, BusyError, DuplicateAliasError
 from mira_memory.core.errors import InvalidInputError, NotFoundError, StoreError
 from mira_memory.core.errors import TargetExistsError, UnsupportedDatabaseError
-from mira_memory.core.reads import MemoryReader
-from mira_memory.core.records import Entity, ForgetPlan, format_entity_id, format_memory_id
-from mira_memory.core.records import Link, MEDIA_TYPE_TEXT, Memory, NewMemory, parse_entity_id
-from mira_memory.core.records import parse_memory_id, Payload, Receipt, SOURCE_CONSOLE
-from mira_memory.core.records import SOURCE_OPERATOR_STATEMENT, STATUS_ACTIVE, STATUS_RETIRED
-from mira_memory.core.writes import WriteTransaction
+from mira_memory.core.store import private_files, reads, schema, transaction, writes
+from mira_memory.core.store.reads import MemoryReader
+from mira_memory.core.store.records import Entity, ForgetPlan, format_entity_id, format_memory_id
+from mira_memory.core.store.records import Link, MEDIA_TYPE_TEXT, Memory, NewMemory
+from mira_memory.core.store.records import parse_entity_id, parse_memory_id, Payload, Receipt
+from mira_memory.core.store.records import SOURCE_CONSOLE, SOURCE_OPERATOR_STATEMENT
+from mira_memory.core.store.records import STATUS_ACTIVE, STATUS_RETIRED
+from mira_memory.core.store.writes import WriteTransaction
 
 __all__ = [
     'BackendError', 'BusyError', 'DuplicateAliasError', 'Entity', 'ForgetPlan',

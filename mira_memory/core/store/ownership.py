@@ -25,7 +25,7 @@ must never be acknowledged as written.
 import fcntl
 import os
 
-from mira_memory.core import private_files
+from mira_memory.core.store import private_files
 
 
 class DatabaseBusyError(Exception):
@@ -78,7 +78,7 @@ def claim(path, *, create=True):
     Take exclusive ownership of the database file at path, without waiting.
 
     With create, a missing file is created empty and 0600, its owner's alone
-    (SQLite treats an empty file as a new database; core/private_files.py);
+    (SQLite treats an empty file as a new database; core/store/private_files.py);
     the parent directory must exist. Opening never
     changes an existing file's bytes. Raises DatabaseBusyError when another
     process owns it, OSError when the file cannot be opened.
