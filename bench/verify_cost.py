@@ -15,7 +15,7 @@ would overstate):
 
 - the offline `memory_verify --database WORK` (what the console's verify
   runs inside the node, on the same read path);
-- a backup of the same file (core.archive.backup), the figure verify must
+- a backup of the same file (core.archive.copies.backup), the figure verify must
   not exceed.
 
     . .work/jazzy/env.sh
@@ -129,7 +129,8 @@ def main():
             key = line.split(' ', 1)[1].rsplit(' (', 1)[0] if 'WOULD' in line else kind
             findings[key] = findings.get(key, 0) + 1
         summary = lines[-1]
-        backup = 'from mira_memory.core import archive\narchive.backup(sys.argv[1], sys.argv[2])'
+        backup = ('from mira_memory.core.archive import copies\n'
+                  'copies.backup(sys.argv[1], sys.argv[2])')
         code, backup_s, backup_mb, err = run_measured(
             backup, [str(work), str(pathlib.Path(directory) / 'backup.sqlite3')],
             subprocess.DEVNULL)

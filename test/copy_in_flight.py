@@ -8,7 +8,7 @@ import sqlite3
 import subprocess
 import time
 
-from mira_memory.core import archive
+from mira_memory.core.archive import copies
 from mira_memory.simulation import processes
 from rosutil import executable
 
@@ -16,13 +16,13 @@ from rosutil import executable
 @contextlib.contextmanager
 def partial_file_locked(target, pid):
     """
-    Hold a write lock on the file a backup to target writes first (archive.partial_path).
+    Hold a write lock on the file a backup to target writes first (copies.partial_path).
 
     The node's backup thread then finds its destination locked, pauses and
     retries until the lock goes: a backup that stays in flight as long as the
     test needs, on a store of any size.
     """
-    holder = sqlite3.connect(str(archive.partial_path(target, pid)), isolation_level=None)
+    holder = sqlite3.connect(str(copies.partial_path(target, pid)), isolation_level=None)
     try:
         holder.execute('CREATE TABLE held (x)')
         holder.execute('BEGIN EXCLUSIVE')
@@ -46,7 +46,7 @@ def wait_for_backup_in_flight(node, target, console):
     It opens that file only after its snapshot is taken, so whatever is
     written from now on is not in the backup.
     """
-    partial = str(archive.partial_path(target, node.process.pid))
+    partial = str(copies.partial_path(target, node.process.pid))
     fds = pathlib.Path(f'/proc/{node.process.pid}/fd')
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:

@@ -20,7 +20,8 @@ import pathlib
 import sqlite3
 import sys
 
-from mira_memory.core import archive, store, verify
+from mira_memory.core import store
+from mira_memory.core.archive import copies, verify
 from mira_memory.core.errors import StoreError
 from mira_memory.core.store import ownership, schema
 
@@ -82,7 +83,7 @@ def migrate(path, out):
                            f'versions 1 and 2 to {schema.SCHEMA_VERSION} only')
         print(f'migrating {path} from schema version {version} to {schema.SCHEMA_VERSION}',
               file=out)
-        copy = archive.backup(str(path), str(_backup_name(path, version)), check_schema=False)
+        copy = copies.backup(str(path), str(_backup_name(path, version)), check_schema=False)
         print(f'backup: {copy["path"]} ({copy["bytes"]} bytes; integrity_check ok; '
               f'{_counts_text(copy["counts"])})', file=out)
         conn = sqlite3.connect(str(path), isolation_level=None)
@@ -124,7 +125,7 @@ def import_file(database, source, out):
         raise _Refused(f'cannot read {source}: {error.strerror}') from None
     with lines, _claim(database, create=True):
         try:
-            counts = archive.import_export(database, lines)
+            counts = copies.import_export(database, lines)
         except UnicodeDecodeError:
             _remove_database(database, existed)
             raise _Refused(f'{source}: not UTF-8 text; nothing was written') from None

@@ -71,7 +71,7 @@ insert, so nothing can change between the checks and the write:
 
 A rejection names the rule that refused it (AdmissionResult.rule). `judge`
 runs rules 1-17 alone, reading entities through any snapshot and writing
-nothing: `memory verify` (core/verify.py) judges a stored memory's receipt
+nothing: `memory verify` (core/archive/verify.py) judges a stored memory's receipt
 again with it. Rules 18 and 19 stay admission's: a stored memory judged
 again would only find itself.
 

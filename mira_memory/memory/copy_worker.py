@@ -4,7 +4,7 @@ One backup, export or verify at a time on a thread of its own, awaited by a serv
 
 The memory node spins a single-threaded executor. A copy of a 1M-memory
 store takes seconds, so it runs on a worker thread with its own read-only
-connection (core.archive: one read transaction, which in WAL mode neither
+connection (core.archive.copies: one read transaction, which in WAL mode neither
 blocks nor is blocked by the node's writer), while the admin service's
 coroutine awaits an rclpy Future and the executor serves every other request.
 

@@ -30,7 +30,8 @@ naming the owner. Health goes to /diagnostics once a second by default
 import sys
 import time
 
-from mira_memory.core import admission, archive, config, recall, store, turns
+from mira_memory.core import admission, config, recall, store, turns
+from mira_memory.core.archive import copies
 from mira_memory.core.normalize import has_forbidden_characters
 from mira_memory.memory import responses
 from mira_memory.memory.copy_worker import CopyWorker
@@ -143,8 +144,8 @@ class MemoryServing:
             self.create_service(RecallMemory, '~/recall_memory', self._on_recall)
             self.create_service(Remember, '~/remember', self._on_remember,
                                 callback_group=self._remember_group)
-        for service_type, command, work in ((AdminBackup, 'backup', archive.backup),
-                                            (AdminExport, 'export', archive.export)):
+        for service_type, command, work in ((AdminBackup, 'backup', copies.backup),
+                                            (AdminExport, 'export', copies.export)):
             self.create_service(
                 service_type, f'~/admin/{command}', self._copy_callback(command, work),
                 callback_group=self._copies.callback_group)

@@ -30,7 +30,8 @@ import threading
 import time
 
 from mira_memory.core import admission, grounding, normalize
-from mira_memory.core import recall, store, turns, verify_process
+from mira_memory.core import recall, store, turns
+from mira_memory.core.archive import verify_process
 from mira_memory.core.store import health, ownership, private_files
 from mira_memory.core.turn_proposals import TurnProposalLog
 from mira_memory.memory import responses

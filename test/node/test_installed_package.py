@@ -33,7 +33,7 @@ def test_mira_memory_is_the_installed_package_with_its_interfaces():
 
 
 def test_the_memory_node_loads_pydantic_only_to_read_a_config_file(tmp_path):
-    # The boundary models live in core/config_file.py and core/export_format.py,
+    # The boundary models live in core/config_file.py and core/archive/export_format.py,
     # loaded only where a config file or an export is read: a node configured
     # by its parameters saves pydantic's memory and import time (issue 25).
     config = tmp_path / 'memory.toml'

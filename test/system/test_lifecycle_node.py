@@ -11,8 +11,8 @@ from copy_in_flight import wait_for_backup_in_flight
 from memory_services import MemoryServices, remember_request
 from mira_memory import srv
 from mira_memory.console import offline_tools
-from mira_memory.core import archive
 from mira_memory.core.admission import Proposal, TurnContext
+from mira_memory.core.archive import copies
 from mira_memory.core.store import ownership, schema
 import pytest
 from raw_scan import raw_hits
@@ -146,7 +146,7 @@ def test_sigint_during_a_backup_stops_it_and_the_node_cleanly(
     memory = console_memory(node)
     created(memory('entity', 'add', 'person', 'Ada Lovelace')[1], 'ENT')
     target = tmp_path / 'backup.sqlite3'
-    partial = archive.partial_path(target, node.process.pid)
+    partial = copies.partial_path(target, node.process.pid)
     with partial_file_locked(target, node.process.pid):
         backup = console_process(node, tmp_path, 'backup', str(target))
         wait_for_backup_in_flight(node, target, backup)

@@ -17,8 +17,8 @@ from diagnostics_util import diagnostics, values
 from lifecycle_cli import get_state, prepare, set_state
 from memory_services import create_clients, MemoryServices, remember_request
 from mira_memory import srv
-from mira_memory.core import archive
 from mira_memory.core.admission import Proposal, TurnContext
+from mira_memory.core.archive import copies
 from mira_memory.core.store import ownership
 import pytest
 from rosutil import NodeProcess, unique_namespace
@@ -179,7 +179,7 @@ def test_deactivate_stops_a_backup_in_flight_and_answers_its_caller(ros, managed
     assert set_state(ros, node.prefix, 'activate')
     MemoryServices(ros, node.prefix).entity('Ada Lovelace')
     target = tmp_path / 'backup.sqlite3'
-    partial = archive.partial_path(target, node.process.pid)
+    partial = copies.partial_path(target, node.process.pid)
     with partial_file_locked(target, node.process.pid):
         backup = console_process(node, tmp_path, 'backup', str(target))
         wait_for_backup_in_flight(node, target, backup)

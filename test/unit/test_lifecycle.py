@@ -10,8 +10,8 @@ import sys
 from admission_cases import context, FACT, FACT_CONTEXT
 from conftest import fixed_clock
 from mira_memory.console import offline_tools
-from mira_memory.core import archive, export_format
 from mira_memory.core.admission import admit
+from mira_memory.core.archive import copies, export_format
 from mira_memory.core.store import BusyError, InvalidInputError, MemoryStore, NewMemory
 from mira_memory.core.store import NotFoundError, TargetExistsError
 from mira_memory.core.store import schema
@@ -196,7 +196,7 @@ def test_forget_reports_busy_when_a_reader_pins_the_wal(db_path, monkeypatch):
 def test_backup_is_a_verified_single_file_copy(store, ada, tmp_path):
     store.retire_memory(ada[2].id, 'wrong')
     target = tmp_path / 'copy.sqlite3'
-    result = archive.backup(str(store.path), str(target))
+    result = copies.backup(str(store.path), str(target))
     assert result['counts']['memories'] == 1 and result['bytes'] == target.stat().st_size
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith('copy')] == [
         'copy.sqlite3']
@@ -209,19 +209,19 @@ def test_backup_never_replaces_a_file_without_force(store, tmp_path):
     target = tmp_path / 'copy.sqlite3'
     target.write_text('precious')
     with pytest.raises(TargetExistsError, match='--force'):
-        archive.backup(str(store.path), str(target))
+        copies.backup(str(store.path), str(target))
     assert target.read_text() == 'precious'
-    archive.backup(str(store.path), str(target), force=True)
+    copies.backup(str(store.path), str(target), force=True)
     assert target.read_bytes().startswith(b'SQLite format 3\x00')
 
 
 @pytest.mark.parametrize('target', ['relative.sqlite3', '', '/nonexistent-dir/x.sqlite3'])
 def test_backup_refuses_bad_targets(store, target):
     with pytest.raises(InvalidInputError):
-        archive.backup(str(store.path), target)
+        copies.backup(str(store.path), target)
 
 
-@pytest.mark.parametrize('copy', [archive.backup, archive.export])
+@pytest.mark.parametrize('copy', [copies.backup, copies.export])
 @pytest.mark.parametrize('force', [False, True])
 @pytest.mark.parametrize('suffix', ['', '-wal'])
 def test_copies_refuse_the_database_itself_and_never_offer_force(store, copy, force, suffix):
@@ -242,8 +242,8 @@ def test_backup_is_the_snapshot_of_its_start_while_the_store_keeps_writing(store
                 kind='fact', summary='Ada writes notes', links=((ada[0].id, 'subject'),))))
 
     target = tmp_path / 'copy.sqlite3'
-    result = archive.backup(str(store.path), str(target), pages=1,
-                            progress=write_during_the_copy)
+    result = copies.backup(str(store.path), str(target), pages=1,
+                           progress=write_during_the_copy)
     assert written and store.counts()['memories'] == before['memories'] + 1
     assert result['counts']['memories'] == before['memories']
     with MemoryStore.open(target) as copy:
@@ -265,16 +265,16 @@ class StopAfter:
 def test_a_stopped_backup_writes_nothing(store, ada, tmp_path, n):
     target = tmp_path / 'copy.sqlite3'
     stop = StopAfter(n)
-    with pytest.raises(archive.CopyStoppedError, match='^backup stopped before it was complete'):
-        archive.backup(str(store.path), str(target), pages=1, should_stop=stop)
+    with pytest.raises(copies.CopyStoppedError, match='^backup stopped before it was complete'):
+        copies.backup(str(store.path), str(target), pages=1, should_stop=stop)
     assert stop.asked == n
     assert [path.name for path in tmp_path.iterdir() if 'copy' in path.name] == []
 
 
 def test_a_stopped_export_writes_nothing(store, ada, tmp_path):
     target = tmp_path / 'memory.jsonl'
-    with pytest.raises(archive.CopyStoppedError, match='^export stopped before it was complete'):
-        archive.export(str(store.path), str(target), should_stop=StopAfter(1))
+    with pytest.raises(copies.CopyStoppedError, match='^export stopped before it was complete'):
+        copies.export(str(store.path), str(target), should_stop=StopAfter(1))
     assert [path.name for path in tmp_path.iterdir() if 'memory.jsonl' in path.name] == []
 
 
@@ -308,12 +308,12 @@ def import_into(database, source):
 
 def test_export_import_export_is_byte_identical_and_keeps_ids(full_store, tmp_path):
     first = tmp_path / 'one.jsonl'
-    archive.export(str(full_store.path), str(first))
+    copies.export(str(full_store.path), str(first))
     code, out, err = import_into(tmp_path / 'new.sqlite3', first)
     assert code == 0, err
     assert 'memories 2' in out and 'schema version: 3' in out
     second = tmp_path / 'two.jsonl'
-    archive.export(str(tmp_path / 'new.sqlite3'), str(second))
+    copies.export(str(tmp_path / 'new.sqlite3'), str(second))
     assert first.read_bytes() == second.read_bytes()
     header = json.loads(first.read_text().splitlines()[0])
     assert header['schema_version'] == 3
@@ -326,8 +326,8 @@ def test_export_import_export_is_byte_identical_and_keeps_ids(full_store, tmp_pa
 
 
 def test_export_is_deterministic_and_in_id_order(full_store, tmp_path):
-    archive.export(str(full_store.path), str(tmp_path / 'a.jsonl'))
-    archive.export(str(full_store.path), str(tmp_path / 'b.jsonl'))
+    copies.export(str(full_store.path), str(tmp_path / 'a.jsonl'))
+    copies.export(str(full_store.path), str(tmp_path / 'b.jsonl'))
     assert (tmp_path / 'a.jsonl').read_bytes() == (tmp_path / 'b.jsonl').read_bytes()
     types = [json.loads(line)['type'] for line in (tmp_path / 'a.jsonl').read_text().splitlines()]
     assert types == ['header', 'entity', 'entity', 'alias', 'alias', 'memory', 'memory',
@@ -369,7 +369,7 @@ BAD_EXPORTS = {
 @pytest.mark.parametrize('name', sorted(BAD_EXPORTS))
 def test_bad_export_is_refused_with_its_line_and_nothing_written(full_store, tmp_path, name):
     good = tmp_path / 'good.jsonl'
-    archive.export(str(full_store.path), str(good))
+    copies.export(str(full_store.path), str(good))
     edit, line = BAD_EXPORTS[name]
     bad = tmp_path / 'bad.jsonl'
     bad.write_text(''.join(edit(_lines(good))), encoding='utf-8')
@@ -396,7 +396,7 @@ def test_bad_export_is_refused_with_its_line_and_nothing_written(full_store, tmp
 def test_a_malformed_record_is_one_line_naming_its_type_and_field(
         full_store, tmp_path, index, changes, message):
     good = tmp_path / 'good.jsonl'
-    archive.export(str(full_store.path), str(good))
+    copies.export(str(full_store.path), str(good))
     bad = tmp_path / 'bad.jsonl'
     bad.write_text(''.join(_edit(_lines(good), index, **changes)), encoding='utf-8')
     code, _, err = import_into(tmp_path / 'new.sqlite3', bad)
@@ -406,12 +406,12 @@ def test_a_malformed_record_is_one_line_naming_its_type_and_field(
 def test_record_models_have_exactly_the_exported_fields():
     # Export writes RECORD_FIELDS; import checks the models: the two must not drift.
     for kind, model in export_format._RECORD_MODELS.items():
-        assert tuple(model.__fields__) == ('type', *archive.RECORD_FIELDS[kind])
+        assert tuple(model.__fields__) == ('type', *copies.RECORD_FIELDS[kind])
 
 
 def test_import_refuses_a_database_that_is_not_empty(full_store, tmp_path):
     export = tmp_path / 'e.jsonl'
-    archive.export(str(full_store.path), str(export))
+    copies.export(str(full_store.path), str(export))
     before = full_store.path.read_bytes()
     code, _, err = import_into(full_store.path, export)
     assert code == 1 and 'not empty' in err

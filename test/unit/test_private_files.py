@@ -4,7 +4,7 @@
 import os
 import stat
 
-from mira_memory.core import archive
+from mira_memory.core.archive import copies
 from mira_memory.core.store import MemoryStore
 from mira_memory.core.store import ownership, private_files
 import pytest
@@ -39,7 +39,7 @@ def test_a_new_store_and_its_wal_and_shm_are_0600(tmp_path):
         assert {name: oct(mode(database.parent / name)) for name in names} == dict.fromkeys(
             names, oct(0o600))
         assert oct(mode(database.parent)) == oct(0o700)
-        for copy in (archive.backup, archive.export):
+        for copy in (copies.backup, copies.export):
             target = tmp_path / copy.__name__
             copy(str(database), str(target))
             assert oct(mode(target)) == oct(0o600)

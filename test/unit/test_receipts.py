@@ -15,9 +15,10 @@ from admission_cases import CASES, FACT, FACT_CONTEXT, RELATIONSHIP, RELATIONSHI
 from admission_cases import ROBOT_PROFILE
 from conftest import fixed_clock
 from mira_memory.console import offline_tools
-from mira_memory.core import admission, archive, grounding, verify
-from mira_memory.core import verify_process as verify_child
+from mira_memory.core import admission, grounding
 from mira_memory.core.admission import admit, Proposal, TurnContext
+from mira_memory.core.archive import copies, verify
+from mira_memory.core.archive import verify_process as verify_child
 from mira_memory.core.store import health, schema
 from mira_memory.core.store import MemoryStore, NewMemory, WriteTransaction
 import pytest
@@ -197,7 +198,7 @@ def test_the_nodes_verify_process_answers_what_verify_answers_in_process(world, 
 
 def test_a_stopped_verify_process_is_killed_and_says_it_stopped(world, db_path):
     remember(world, 1, FACT_CONTEXT.utterance, FACT)
-    with pytest.raises(archive.CopyStoppedError, match='verify stopped before it was complete'):
+    with pytest.raises(copies.CopyStoppedError, match='verify stopped before it was complete'):
         verify_child.run(db_path, should_stop=lambda: True)
     # The child was reaped: this process has none left.
     children = pathlib.Path(f'/proc/{os.getpid()}/task/{os.getpid()}/children')
@@ -311,7 +312,7 @@ def remembered(world):
 
 def test_backup_contains_the_receipts(remembered, tmp_path):
     target = tmp_path / 'backup.sqlite3'
-    copy = archive.backup(str(remembered.path), str(target))
+    copy = copies.backup(str(remembered.path), str(target))
     assert copy['counts']['receipts'] == 2
     with MemoryStore.open(target) as restored:
         assert restored.get_receipt(1) == remembered.get_receipt(1)
@@ -319,7 +320,7 @@ def test_backup_contains_the_receipts(remembered, tmp_path):
 
 def test_export_import_export_carries_receipts_byte_identically(remembered, tmp_path):
     first = tmp_path / 'one.jsonl'
-    archive.export(str(remembered.path), str(first))
+    copies.export(str(remembered.path), str(first))
     records = [json.loads(line) for line in first.read_text().splitlines()]
     assert records[0]['counts']['receipts'] == 2 and records[0]['schema_version'] == 3
     receipts = [r for r in records if r['type'] == 'receipt']
@@ -330,7 +331,7 @@ def test_export_import_export_carries_receipts_byte_identically(remembered, tmp_
     assert code == 0, err
     assert 'receipts 2' in out and 'schema version: 3' in out
     second = tmp_path / 'two.jsonl'
-    archive.export(str(tmp_path / 'new.sqlite3'), str(second))
+    copies.export(str(tmp_path / 'new.sqlite3'), str(second))
     assert first.read_bytes() == second.read_bytes()
     assert collect(tmp_path / 'new.sqlite3')[0].ok == 2
 
@@ -362,7 +363,7 @@ BAD_RECEIPTS = {
 @pytest.mark.parametrize('name', sorted(BAD_RECEIPTS))
 def test_a_malformed_receipt_is_refused_by_its_line(remembered, tmp_path, name):
     good = tmp_path / 'good.jsonl'
-    archive.export(str(remembered.path), str(good))
+    copies.export(str(remembered.path), str(good))
     changes = dict(BAD_RECEIPTS[name])
     drop = changes.pop('_drop', None)
     lines, number = _edited(good, 2, **changes)
@@ -382,7 +383,7 @@ def test_a_malformed_receipt_is_refused_by_its_line(remembered, tmp_path, name):
 def test_an_edited_receipt_that_no_longer_grounds_its_memory_is_flagged_alone(
         remembered, tmp_path):
     good = tmp_path / 'good.jsonl'
-    archive.export(str(remembered.path), str(good))
+    copies.export(str(remembered.path), str(good))
     negated = 'It is not true that Ottoline Vexworth drinks zumbleberry tea.'
     lines, _ = _edited(good, 1, utterance=negated)
     edited = tmp_path / 'edited.jsonl'
@@ -486,7 +487,7 @@ def test_verify_usage():
 
 def test_a_version_2_export_imports_with_no_receipts(remembered, tmp_path):
     export = tmp_path / 'v3.jsonl'
-    archive.export(str(remembered.path), str(export))
+    copies.export(str(remembered.path), str(export))
     records = [json.loads(line) for line in export.read_text().splitlines()]
     header = dict(records[0], schema_version=2)
     del header['counts']['receipts']

@@ -4,7 +4,7 @@ Personal memories stay private: files 0600, directories 0700.
 
 Every file the memory node creates for a database is its owner's alone:
 the database (core/store/ownership.py creates it), the copies a backup or an
-export writes (core/archive.py), and any directory created on the way
+export writes (core/archive/copies.py), and any directory created on the way
 to them. SQLite creates the WAL and SHM files with the database file's
 own mode, so a 0600 database has a 0600 WAL and SHM.
 

@@ -31,7 +31,8 @@ import selectors
 import subprocess
 import sys
 
-from mira_memory.core import archive, grounding, verify
+from mira_memory.core import grounding
+from mira_memory.core.archive import copies, verify
 from mira_memory.core.errors import BackendError, InvalidInputError, NotFoundError
 
 # The child's niceness: below the node (0), so its judging yields the CPU.
@@ -59,8 +60,9 @@ def run(source, memory_ids=(), *, on_finding=None, should_stop=_never):
     CopyStoppedError when should_stop() turns True (the child is killed).
     """
     on_finding = on_finding or (lambda finding: None)
-    argv = [sys.executable, '-m', 'mira_memory.core.verify_process', '--database', str(source),
-            '--rules-digest', grounding.rules_digest(), *(str(i) for i in memory_ids)]
+    argv = [sys.executable, '-m', 'mira_memory.core.archive.verify_process',
+            '--database', str(source), '--rules-digest', grounding.rules_digest(),
+            *(str(i) for i in memory_ids)]
     env = dict(os.environ)
     # The child imports this very package, wherever the parent found it.
     env['PYTHONPATH'] = os.pathsep.join(
@@ -102,7 +104,7 @@ def _messages(child, should_stop):
         selector.register(child.stdout, selectors.EVENT_READ)
         while True:
             if should_stop():
-                raise archive.CopyStoppedError('verify stopped before it was complete')
+                raise copies.CopyStoppedError('verify stopped before it was complete')
             if not selector.select(_POLL_SECONDS):
                 continue
             chunk = os.read(child.stdout.fileno(), 65536)
@@ -144,7 +146,7 @@ def main(argv=None):
         send({'error': 'not_found', 'message': str(error)})
     except InvalidInputError as error:
         send({'error': 'invalid_input', 'message': str(error)})
-    except (BackendError, archive.CopyStoppedError) as error:
+    except (BackendError, copies.CopyStoppedError) as error:
         send({'error': 'backend', 'message': str(error)})
     else:
         send({'summary': dataclasses.asdict(summary)})

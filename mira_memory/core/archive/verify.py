@@ -27,7 +27,8 @@ import contextlib
 from dataclasses import dataclass
 import sqlite3
 
-from mira_memory.core import admission, archive, grounding
+from mira_memory.core import admission, grounding
+from mira_memory.core.archive import copies
 from mira_memory.core.errors import BackendError, InvalidInputError, NotFoundError
 from mira_memory.core.normalize import display_form
 from mira_memory.core.store import reads, records
@@ -155,7 +156,7 @@ def verify(source, memory_ids=(), *, on_finding=None, should_stop=_never):
     on_finding = on_finding or (lambda finding: None)
     wanted = sorted(set(memory_ids))
     with _failures(should_stop):
-        with archive.read_snapshot(source, should_stop) as conn:
+        with copies.read_snapshot(source, should_stop) as conn:
             reads = _SnapshotReads(conn)
             for memory_id in wanted:
                 if conn.execute(_MEMORY_SQL, (memory_id,)).fetchone() is None:
@@ -163,7 +164,7 @@ def verify(source, memory_ids=(), *, on_finding=None, should_stop=_never):
                         'memory %s not found' % records.format_memory_id(memory_id))
             for number, row in enumerate(_rows(conn, wanted)):
                 if number % STOP_CHECK_MEMORIES == 0 and should_stop():
-                    raise archive.CopyStoppedError('verify stopped before it was complete')
+                    raise copies.CopyStoppedError('verify stopped before it was complete')
                 finding = _judge_row(conn, reads, row)
                 status = OK if finding is None else finding.status
                 counts[status] += 1
@@ -245,5 +246,5 @@ def _failures(should_stop):
         yield
     except sqlite3.Error as exc:
         if should_stop():  # an SQLite 'interrupted' that should_stop caused
-            raise archive.CopyStoppedError('verify stopped before it was complete') from exc
+            raise copies.CopyStoppedError('verify stopped before it was complete') from exc
         raise BackendError('verify failed: %s: %s' % (type(exc).__name__, exc)) from exc

@@ -463,8 +463,8 @@ def _name(number, field, value):
 
 def _export_format():
     # Imported here, where an export is read: the memory node never imports,
-    # so it never loads pydantic (core/export_format.py says what that saves).
-    from mira_memory.core import export_format
+    # so it never loads pydantic (core/archive/export_format.py says what that saves).
+    from mira_memory.core.archive import export_format
     return export_format
 
 
