@@ -4,7 +4,7 @@
 What admit() itself costs, warm, in process: the grounding rules' share of remember.
 
 Runs the bench's own remember shapes (workload.py: "By the way, <subject>
-really likes <value>, these days.") through mira_memory.core.admission.admit
+really likes <value>, these days.") through mira_memory.core.admission.rules.admit
 on a real SQLite file, no ROS: created (grounding runs, then the durable
 insert), rejected (the value was not said: refused before grounding, the
 bench's remember_rejected), refused by grounding (a hedge), and the literal
@@ -23,7 +23,7 @@ import sys
 import tempfile
 import time
 
-from mira_memory.core.admission import admit, Proposal, TurnContext
+from mira_memory.core.admission.rules import admit, Proposal, TurnContext
 from mira_memory.core.store import MemoryStore
 
 SUBJECTS = ('Ada Lovelace', 'Bob Stone', 'Carol Reed', 'Dana Scully')

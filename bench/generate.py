@@ -19,9 +19,8 @@ import random
 import sqlite3
 import time
 
-from mira_memory.core.normalize import display_form, normalize_key
-from mira_memory.core.store import MemoryStore
-from mira_memory.core.store import records, schema
+from mira_memory.core.admission.normalize import display_form, normalize_key
+from mira_memory.core.store import MemoryStore, records, schema
 
 # Bump when the generated content changes, so stale caches are not reused.
 GENERATOR_VERSION = 1

@@ -35,8 +35,8 @@ import tempfile
 import time
 
 import generate
-from mira_memory.core import admission, recall, turn_proposals
-from mira_memory.core import store as store_module
+from mira_memory.core import recall, store as store_module
+from mira_memory.core.admission import rules, turn_proposals
 from mira_memory.memory import responses
 from mira_memory.msg import OperatorUtterance
 from mira_memory.ros import launching
@@ -722,8 +722,8 @@ def cost_breakdown(db_path, metadata, samples):
             remember[series] = iter(requests)
         for series, requests in remember.items():
             core, outcome = _timed(
-                lambda: admission.admit(opened, *_proposal(next(requests)),
-                                        metadata['robot_profile']), samples)
+                lambda: rules.admit(opened, *_proposal(next(requests)),
+                                    metadata['robot_profile']), samples)
             result[series] = _message_stages(
                 samples, core, Remember.Response,
                 lambda: responses.fill_remember(Remember.Response(), outcome))
@@ -735,14 +735,14 @@ def cost_breakdown(db_path, metadata, samples):
         profile = metadata['robot_profile']
         for context, proposal in retries:
             log.answer(context, proposal,
-                       lambda: admission.admit(opened, context, proposal, profile),
+                       lambda: rules.admit(opened, context, proposal, profile),
                        opened, profile)
         retries = iter(retries)
 
         def retry():
             context, proposal = next(retries)
             return log.answer(context, proposal,
-                              lambda: admission.admit(opened, context, proposal, profile),
+                              lambda: rules.admit(opened, context, proposal, profile),
                               opened, profile)
         core, outcome = _timed(retry, samples)
         result['remember_retry'] = _message_stages(
@@ -760,9 +760,9 @@ def _recall_reads(reader, query):
 
 
 def _proposal(request):
-    context = admission.TurnContext(
+    context = rules.TurnContext(
         episode_id=request.episode_id, turn_id=request.turn_id, utterance=request.utterance)
-    proposal = admission.Proposal(
+    proposal = rules.Proposal(
         kind=request.kind, subject=request.subject, predicate=request.predicate,
         value=request.value, related_entity=request.related_entity or None,
         related_role=request.related_role or None, evidence=request.evidence)

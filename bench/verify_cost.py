@@ -34,7 +34,7 @@ import tempfile
 import time
 
 import generate
-from mira_memory.core import grounding
+from mira_memory.core.admission import grounding
 
 BENCH_DIR = pathlib.Path(__file__).resolve().parent
 RECEIPT_COLUMNS = (

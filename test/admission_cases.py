@@ -18,7 +18,7 @@ the same rows go through the real remember service unchanged.
 from dataclasses import dataclass, replace
 from typing import Optional
 
-from mira_memory.core.admission import Proposal, TurnContext
+from mira_memory.core.admission.rules import Proposal, TurnContext
 
 ROBOT_PROFILE = 'Kestrelbot'
 

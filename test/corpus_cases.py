@@ -20,8 +20,8 @@ import pathlib
 import tomllib
 from typing import Optional
 
-from mira_memory.core.admission import Proposal, REASONS, TurnContext
-from mira_memory.core.normalize import normalize_key, normalize_token
+from mira_memory.core.admission.normalize import normalize_key, normalize_token
+from mira_memory.core.admission.rules import Proposal, REASONS, TurnContext
 
 CORPUS_DIRECTORY = pathlib.Path(__file__).resolve().parent / 'grounding_corpus'
 # The held-out part (issue 22): its own world, loaded and reported on its own,

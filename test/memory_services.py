@@ -216,7 +216,7 @@ class MemoryServices:
 
     def wait_until_heard(self, episode_id, turn_id, text):
         """Wait until the in-process node heard a turn it can hear at all (see __init__)."""
-        from mira_memory.core import turns
+        from mira_memory.core.admission import turns
         gate = self.node.node.turn_gate
         # A turn the window refuses (ids empty or over-long, text over-long) is never heard.
         if gate is None or not turns.TurnWindow().observe(episode_id, turn_id, text):

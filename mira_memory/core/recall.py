@@ -33,10 +33,10 @@ import re
 import sqlite3
 from typing import Tuple
 
+from mira_memory.core.admission.normalize import display_form, FORBIDDEN_CHARACTER
+from mira_memory.core.admission.normalize import has_forbidden_characters, normalize_key
+from mira_memory.core.admission.normalize import NormalizationError
 from mira_memory.core.errors import InvalidInputError, StoreError
-from mira_memory.core.normalize import display_form, FORBIDDEN_CHARACTER
-from mira_memory.core.normalize import has_forbidden_characters, normalize_key
-from mira_memory.core.normalize import NormalizationError
 from mira_memory.core.store.records import Entity, format_entity_id, format_memory_id, Memory
 
 QUERY_MAX_LENGTH = 256

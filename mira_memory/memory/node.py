@@ -30,9 +30,10 @@ naming the owner. Health goes to /diagnostics once a second by default
 import sys
 import time
 
-from mira_memory.core import admission, config, recall, store, turns
+from mira_memory.core import config, recall, store
+from mira_memory.core.admission import rules, turns
+from mira_memory.core.admission.normalize import has_forbidden_characters
 from mira_memory.core.archive import copies
-from mira_memory.core.normalize import has_forbidden_characters
 from mira_memory.memory import responses
 from mira_memory.memory.copy_worker import CopyWorker
 from mira_memory.memory.service import MemoryService
@@ -40,8 +41,7 @@ from mira_memory.memory.turn_gate import TurnGate
 from mira_memory.ros import diagnostics, node_runner, parameters
 from mira_memory.srv import AdminAdd, AdminAliasAdd, AdminEntityAdd, AdminEntityFind
 from mira_memory.srv import AdminBackup, AdminExport, AdminForget, AdminRetire, AdminVerify
-from mira_memory.srv import AdminFind, AdminList, AdminShow, AdminStatus
-from mira_memory.srv import RecallMemory, Remember
+from mira_memory.srv import AdminFind, AdminList, AdminShow, AdminStatus, RecallMemory, Remember
 from rcl_interfaces.msg import SetParametersResult
 from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.node import Node
@@ -289,14 +289,14 @@ class MemoryServing:
     async def _on_remember(self, request, response):
         started = time.perf_counter()
         if self._store_refused():
-            return responses.fill_remember(response, admission.backend_failure())
+            return responses.fill_remember(response, rules.backend_failure())
         heard = turns.HEARD  # require_observed_turns is false
         gate = self.turn_gate
         if gate is not None:
             heard = await gate.heard(request)
             if self._store_refused():
                 # The managed node was deactivated while this call waited: nothing is written.
-                return responses.fill_remember(response, admission.backend_failure())
+                return responses.fill_remember(response, rules.backend_failure())
         return self.service.answer_remember(request, response, heard, started)
 
     # Admin -----------------------------------------------------------------

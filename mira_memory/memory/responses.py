@@ -7,9 +7,9 @@ node hands them here. Keeping the mapping in one module means a contract
 change (a new field, a new error code) is made once.
 """
 
-from mira_memory.core import admission, store, turns
-from mira_memory.msg import EntityRecord, MemoryLink, PayloadRecord, ReceiptRecord
-from mira_memory.msg import RecalledEntity
+from mira_memory.core import store
+from mira_memory.core.admission import rules, turns
+from mira_memory.msg import EntityRecord, MemoryLink, PayloadRecord, RecalledEntity, ReceiptRecord
 from mira_memory.msg import RecalledMemory
 from mira_memory.srv import AdminRetire, AdminStatus
 
@@ -152,9 +152,9 @@ TURN_NOT_HEARD_ERRORS = {
 
 def fill_remember_turn_not_heard(response, heard):
     """Answer a remember whose turn the memory node did not hear (turns.NOT_HEARD/DIFFERENT)."""
-    response.status = admission.STATUS_REJECTED
+    response.status = rules.STATUS_REJECTED
     response.outcome = ''
-    response.reason = admission.REASON_EVIDENCE_NOT_IN_UTTERANCE
+    response.reason = rules.REASON_EVIDENCE_NOT_IN_UTTERANCE
     response.memory_id = ''
     response.conflicting_memory_ids = []
     response.error = TURN_NOT_HEARD_ERRORS[heard]

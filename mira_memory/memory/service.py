@@ -29,11 +29,11 @@ import os
 import threading
 import time
 
-from mira_memory.core import admission, grounding, normalize
-from mira_memory.core import recall, store, turns
+from mira_memory.core import recall, store
+from mira_memory.core.admission import grounding, normalize, rules, turns
+from mira_memory.core.admission.turn_proposals import TurnProposalLog
 from mira_memory.core.archive import verify_process
 from mira_memory.core.store import health, ownership, private_files
-from mira_memory.core.turn_proposals import TurnProposalLog
 from mira_memory.memory import responses
 from mira_memory.ros.node_runner import StartupError
 from rclpy.logging import LoggingSeverity
@@ -289,7 +289,7 @@ class MemoryService:
             self.health.remember.add(time.perf_counter() - started)
             return responses.fill_remember_turn_not_heard(response, heard)
         result = self.remember(request)
-        if result.reason == admission.REASON_BACKEND_FAILURE:
+        if result.reason == rules.REASON_BACKEND_FAILURE:
             self.health.remember_failures.add()
         self.health.remember.add(time.perf_counter() - started)
         return responses.fill_remember(response, result)
@@ -297,29 +297,29 @@ class MemoryService:
     def remember(self, request):
         """Admit a Remember request (its turn already heard); return the admission result."""
         if not self.database_in_place():
-            return admission.backend_failure()
+            return rules.backend_failure()
         try:
-            context = admission.TurnContext(
+            context = rules.TurnContext(
                 episode_id=request.episode_id, turn_id=request.turn_id,
                 utterance=request.utterance)
-            proposal = admission.Proposal(
+            proposal = rules.Proposal(
                 kind=request.kind, subject=request.subject, predicate=request.predicate,
                 value=request.value, related_entity=request.related_entity or None,
                 related_role=request.related_role or None, evidence=request.evidence)
             robot_profile = self.robot_profile
             result = self.turn_proposals.answer(
                 context, proposal,
-                lambda: admission.admit(self.store, context, proposal, robot_profile),
+                lambda: rules.admit(self.store, context, proposal, robot_profile),
                 self.store, robot_profile)
         except Exception:  # admit() never raises by contract; this guards the contract
             self.log.error('remember failed unexpectedly', throttle_duration_sec=1.0)
-            result = admission.backend_failure()
-        if result.status == admission.STATUS_APPLIED and not self.database_in_place():
+            result = rules.backend_failure()
+        if result.status == rules.STATUS_APPLIED and not self.database_in_place():
             # Committed, but to a file no longer at the path: not acknowledged.
-            return admission.backend_failure()
-        if result.outcome == admission.OUTCOME_CREATED:
+            return rules.backend_failure()
+        if result.outcome == rules.OUTCOME_CREATED:
             self.health.wrote(memories=1, active_memories=1)
-        if result.status == admission.STATUS_APPLIED and self.log.is_enabled_for(
+        if result.status == rules.STATUS_APPLIED and self.log.is_enabled_for(
                 LoggingSeverity.DEBUG):
             # Debug, not info: an rclpy log call costs about as much as the
             # admission itself (see bench/README.md), and the row's source

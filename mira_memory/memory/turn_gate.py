@@ -13,7 +13,7 @@ ReentrantCallbackGroup, so on the single-threaded executor (rclpy.spin)
 other requests, and the subscription itself, are served while it waits.
 """
 
-from mira_memory.core import turns
+from mira_memory.core.admission import turns
 from mira_memory.msg import OperatorUtterance
 from mira_memory.wire import LIVE_SUBSCRIBER_QOS, UTTERANCE_TOPIC
 from rclpy.clock import Clock, ClockType

@@ -12,7 +12,7 @@ import re
 import time
 
 from memory_services import MemoryServices, rcl_msg, rcl_srv, srv, start_enabled_node
-from mira_memory.core import turns
+from mira_memory.core.admission import turns
 from mira_memory.memory import responses
 from mira_memory.ros.node_runner import StartupError
 import pytest

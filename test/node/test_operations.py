@@ -222,14 +222,14 @@ def memory_service(tmp_path):
 
 def test_a_remember_committed_as_the_file_vanishes_is_not_acknowledged(
         memory_service, monkeypatch):
-    from mira_memory.core import admission
+    from mira_memory.core.admission import rules
     service = memory_service
     added = service.admin(
         'entity_add',
         srv.AdminEntityAdd.Request(entity_type='person', canonical_name='Ada Lovelace'),
         srv.AdminEntityAdd.Response())
     assert added.success, added.message
-    admit = admission.admit
+    admit = rules.admit
     committed = []
 
     def admit_then_vanish(*args, **kwargs):
@@ -238,7 +238,7 @@ def test_a_remember_committed_as_the_file_vanishes_is_not_acknowledged(
         os.unlink(service.database_path)
         return result
 
-    monkeypatch.setattr(admission, 'admit', admit_then_vanish)
+    monkeypatch.setattr(rules, 'admit', admit_then_vanish)
     request = srv.Remember.Request(
         episode_id='e1', turn_id='t1', utterance=UTTERANCE, kind='preference',
         subject='Ada Lovelace', predicate='prefers_drink', value='green tea',
@@ -268,7 +268,7 @@ def test_an_admin_write_committed_as_the_file_vanishes_is_not_acknowledged(memor
 
 
 def test_a_forget_drops_the_texts_the_node_keeps_in_memory(memory_service):
-    from mira_memory.core import grounding, normalize
+    from mira_memory.core.admission import grounding, normalize
     service = memory_service
     added = service.admin(
         'entity_add',

@@ -11,7 +11,7 @@ from copy_in_flight import wait_for_backup_in_flight
 from memory_services import MemoryServices, remember_request
 from mira_memory import srv
 from mira_memory.console import offline_tools
-from mira_memory.core.admission import Proposal, TurnContext
+from mira_memory.core.admission.rules import Proposal, TurnContext
 from mira_memory.core.archive import copies
 from mira_memory.core.store import ownership, schema
 import pytest

@@ -17,7 +17,7 @@ from diagnostics_util import diagnostics, values
 from lifecycle_cli import get_state, prepare, set_state
 from memory_services import create_clients, MemoryServices, remember_request
 from mira_memory import srv
-from mira_memory.core.admission import Proposal, TurnContext
+from mira_memory.core.admission.rules import Proposal, TurnContext
 from mira_memory.core.archive import copies
 from mira_memory.core.store import ownership
 import pytest

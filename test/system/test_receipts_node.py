@@ -12,8 +12,8 @@ from copy_in_flight import wait_for_backup_in_flight
 from diagnostics_util import diagnostics, values
 from memory_services import database_fingerprint, MemoryServices, remember_request
 from mira_memory import srv
-from mira_memory.core import grounding
-from mira_memory.core.admission import Proposal, TurnContext
+from mira_memory.core.admission import grounding
+from mira_memory.core.admission.rules import Proposal, TurnContext
 import pytest
 from raw_scan import raw_hits
 from rosutil import executable

@@ -8,10 +8,10 @@ import sqlite3
 from admission_cases import Case, CASES, context, FACT, FACT_CONTEXT, RELATIONSHIP
 from admission_cases import RELATIONSHIP_CONTEXT, ROBOT_PROFILE
 from conftest import FIXED_CREATED_AT as CREATED_AT
-from mira_memory.core.admission import AdmissionResult, admit, backend_failure
-from mira_memory.core.admission import ERROR_MAX_LENGTH, Proposal
-from mira_memory.core.admission import REASONS, source_label, TURN_ALREADY_WROTE_ERROR
-from mira_memory.core.admission import TurnContext
+from mira_memory.core.admission.rules import AdmissionResult, admit, backend_failure
+from mira_memory.core.admission.rules import ERROR_MAX_LENGTH, Proposal
+from mira_memory.core.admission.rules import REASONS, source_label, TURN_ALREADY_WROTE_ERROR
+from mira_memory.core.admission.rules import TurnContext
 from mira_memory.core.store import BackendError, MemoryStore, NewMemory
 import pytest
 

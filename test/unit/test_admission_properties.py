@@ -14,8 +14,8 @@ import shutil
 import tempfile
 
 from hypothesis import find, given, settings, strategies as st
-from mira_memory.core.admission import admit, Proposal, TurnContext
-from mira_memory.core.normalize import locate, normalize_key
+from mira_memory.core.admission.normalize import locate, normalize_key
+from mira_memory.core.admission.rules import admit, Proposal, TurnContext
 from mira_memory.core.store import MemoryStore
 import pytest
 

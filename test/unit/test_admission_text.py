@@ -3,7 +3,7 @@
 
 from dataclasses import replace
 
-from mira_memory.core.admission import admit, Proposal, TurnContext
+from mira_memory.core.admission.rules import admit, Proposal, TurnContext
 import pytest
 
 ROBOT = 'Kestrelbot'

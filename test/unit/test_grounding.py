@@ -3,8 +3,8 @@
 
 import tomllib
 
-from mira_memory.core import grounding
-from mira_memory.core.grounding import ground, Language, LANGUAGE_DIRECTORY, tokenize
+from mira_memory.core.admission import grounding
+from mira_memory.core.admission.grounding import ground, Language, LANGUAGE_DIRECTORY, tokenize
 import pytest
 
 

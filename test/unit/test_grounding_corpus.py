@@ -9,7 +9,7 @@ the corpus rules themselves.
 
 from corpus_cases import Corpus, CorpusError, HELD_OUT_DIRECTORY, HELD_OUT_MINIMUM_CASES, load
 from corpus_cases import MINIMUM_CASES, ROBOT_PROFILE, Tally
-from mira_memory.core.admission import admit
+from mira_memory.core.admission.rules import admit
 import pytest
 
 

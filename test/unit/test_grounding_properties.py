@@ -23,7 +23,7 @@ from dataclasses import dataclass
 import random
 
 from hypothesis import event, find, given, settings, strategies as st
-from mira_memory.core.admission import admit, Proposal, TurnContext
+from mira_memory.core.admission.rules import admit, Proposal, TurnContext
 from mira_memory.core.store import MemoryStore
 import pytest
 

@@ -10,11 +10,10 @@ import sys
 from admission_cases import context, FACT, FACT_CONTEXT
 from conftest import fixed_clock
 from mira_memory.console import offline_tools
-from mira_memory.core.admission import admit
+from mira_memory.core.admission.rules import admit
 from mira_memory.core.archive import copies, export_format
 from mira_memory.core.store import BusyError, InvalidInputError, MemoryStore, NewMemory
-from mira_memory.core.store import NotFoundError, TargetExistsError
-from mira_memory.core.store import schema
+from mira_memory.core.store import NotFoundError, schema, TargetExistsError
 from mira_memory.simulation import processes
 import pytest
 from raw_scan import raw_hits

@@ -6,13 +6,9 @@ import unicodedata
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from mira_memory.core.normalize import display_form
-from mira_memory.core.normalize import has_forbidden_characters
-from mira_memory.core.normalize import has_unsegmented_script
-from mira_memory.core.normalize import locate
-from mira_memory.core.normalize import NormalizationError
-from mira_memory.core.normalize import normalize_key
-from mira_memory.core.normalize import normalize_token
+from mira_memory.core.admission.normalize import display_form, has_forbidden_characters
+from mira_memory.core.admission.normalize import has_unsegmented_script, locate, NormalizationError
+from mira_memory.core.admission.normalize import normalize_key, normalize_token
 import pytest
 
 # Text without forbidden characters that has a visible character.

@@ -15,12 +15,10 @@ from admission_cases import CASES, FACT, FACT_CONTEXT, RELATIONSHIP, RELATIONSHI
 from admission_cases import ROBOT_PROFILE
 from conftest import fixed_clock
 from mira_memory.console import offline_tools
-from mira_memory.core import admission, grounding
-from mira_memory.core.admission import admit, Proposal, TurnContext
-from mira_memory.core.archive import copies, verify
-from mira_memory.core.archive import verify_process as verify_child
-from mira_memory.core.store import health, schema
-from mira_memory.core.store import MemoryStore, NewMemory, WriteTransaction
+from mira_memory.core.admission import grounding, rules
+from mira_memory.core.admission.rules import admit, Proposal, TurnContext
+from mira_memory.core.archive import copies, verify, verify_process as verify_child
+from mira_memory.core.store import health, MemoryStore, NewMemory, schema, WriteTransaction
 import pytest
 from raw_scan import database_files, raw_hits
 from schema_v2 import make_version_2_database, MEMORY_IDS, SEQUENCES
@@ -72,7 +70,7 @@ def test_a_remembered_memory_has_its_receipt(world):
         rules_version=grounding.RULES_VERSION, rules_digest=grounding.rules_digest(),
         rules_ran='1-19', subject_entity_id=1, related_entity_id=None)
     assert receipt.created_at == world.get_memory(result.memory_id)[0].created_at
-    assert result.decision == admission.Decision('1-19', 1, None, ((1, 'subject'),))
+    assert result.decision == rules.Decision('1-19', 1, None, ((1, 'subject'),))
 
 
 def test_a_relationship_receipt_records_both_resolved_entities(world):
@@ -107,11 +105,11 @@ def test_judge_gives_the_reason_and_rule_admission_gives_and_writes_nothing(worl
     for name, case in CASES.items():
         if case.wrap_store or case.reason in ('conflict', 'backend_failure'):
             continue
-        judged = admission.judge(world, case.context, case.proposal, case.profile)
+        judged = rules.judge(world, case.context, case.proposal, case.profile)
         assert judged.rejection.reason == case.reason, name
         assert judged.rejection.rule, name
     assert digest_files(db_path) == before
-    judged = admission.judge(world, FACT_CONTEXT, FACT, ROBOT_PROFILE)
+    judged = rules.judge(world, FACT_CONTEXT, FACT, ROBOT_PROFILE)
     assert judged.rejection is None
     assert (judged.summary, judged.value) == ('Ottoline Vexworth drinks zumbleberry tea',
                                               'zumbleberry tea')

@@ -8,23 +8,12 @@ import random
 import sqlite3
 
 from conftest import FIXED_CREATED_AT
-from mira_memory.core.normalize import normalize_key
-from mira_memory.core.store import BackendError
-from mira_memory.core.store import DuplicateAliasError
-from mira_memory.core.store import format_entity_id
-from mira_memory.core.store import format_memory_id
-from mira_memory.core.store import InvalidInputError
-from mira_memory.core.store import MEDIA_TYPE_TEXT
-from mira_memory.core.store import MemoryStore
-from mira_memory.core.store import NewMemory
-from mira_memory.core.store import NotFoundError
-from mira_memory.core.store import parse_entity_id
-from mira_memory.core.store import parse_memory_id
-from mira_memory.core.store import reads, transaction, writes
-from mira_memory.core.store import SOURCE_CONSOLE
-from mira_memory.core.store import SOURCE_OPERATOR_STATEMENT
-from mira_memory.core.store import StoreError
-from mira_memory.core.store import UnsupportedDatabaseError
+from mira_memory.core.admission.normalize import normalize_key
+from mira_memory.core.store import BackendError, DuplicateAliasError, format_entity_id
+from mira_memory.core.store import format_memory_id, InvalidInputError, MEDIA_TYPE_TEXT
+from mira_memory.core.store import MemoryStore, NewMemory, NotFoundError, parse_entity_id
+from mira_memory.core.store import parse_memory_id, reads, SOURCE_CONSOLE, transaction, writes
+from mira_memory.core.store import SOURCE_OPERATOR_STATEMENT, StoreError, UnsupportedDatabaseError
 from mira_memory.core.store.schema import SCHEMA_VERSION
 import pytest
 from schema_v1 import make_version_1_database

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
-"""The observed-turn window (core/turns.py), without ROS and with a fake clock."""
+"""The observed-turn window (core/admission/turns.py), without ROS and with a fake clock."""
 
-from mira_memory.core import turns
+from mira_memory.core.admission import turns
 import pytest
 
 SAID = 'Ada Lovelace prefers green tea.'

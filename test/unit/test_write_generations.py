@@ -13,11 +13,11 @@ import itertools
 
 from admission_cases import FACT, FACT_CONTEXT, ROBOT_PROFILE
 from conftest import fixed_clock
-from mira_memory.core import admission, recall as recall_module
-from mira_memory.core.store import NewMemory
-from mira_memory.core.store import transaction
+from mira_memory.core import recall as recall_module
+from mira_memory.core.admission import rules
+from mira_memory.core.admission.turn_proposals import TurnProposalLog
+from mira_memory.core.store import NewMemory, transaction
 from mira_memory.core.store.transaction import CHANGED_ENTITIES_MAX
-from mira_memory.core.turn_proposals import TurnProposalLog
 import pytest
 
 
@@ -175,7 +175,7 @@ def test_every_write_leaves_the_cache_answering_like_recall(store, people, cache
     if write == 'remember':
         ottoline = store.add_entity('person', 'Ottoline Vexworth')
         assert_cache_answers_like_recall(cache, reader, clocks)
-        result = admission.admit(store, FACT_CONTEXT, FACT, ROBOT_PROFILE)
+        result = rules.admit(store, FACT_CONTEXT, FACT, ROBOT_PROFILE)
         assert result.outcome == 'created'
         assert ottoline.id in {link.entity_id for link in store.get_memory(
             result.memory_id)[0].links}
@@ -230,12 +230,12 @@ class Retries:
     def remember(self, context=FACT_CONTEXT, proposal=FACT):
         def admit():
             self.admissions += 1
-            return admission.admit(self.store, context, proposal, self.robot_profile)
+            return rules.admit(self.store, context, proposal, self.robot_profile)
         return self.log.answer(context, proposal, admit, self.store, self.robot_profile)
 
     def fresh(self, context=FACT_CONTEXT, proposal=FACT):
         """Return what admission answers now, on the same file."""
-        return admission.admit(self.store, context, proposal, self.robot_profile)
+        return rules.admit(self.store, context, proposal, self.robot_profile)
 
 
 @pytest.fixture
@@ -251,7 +251,7 @@ def test_an_identical_retry_is_answered_without_admission(store, ottoline):
     add_fact(store, ottoline, 'Ottoline rides a bicycle.')
     retry = retries.remember()
     assert retries.admissions == 1
-    assert retry == admission.duplicate(created.memory_id) == retries.fresh()
+    assert retry == rules.duplicate(created.memory_id) == retries.fresh()
 
 
 @pytest.mark.parametrize('change', ['retire', 'forget', 'entity_add', 'alias_add',

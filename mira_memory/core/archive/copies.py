@@ -23,10 +23,9 @@ import os
 import pathlib
 import sqlite3
 
-from mira_memory.core.admission import source_label, TurnContext
-from mira_memory.core.errors import BackendError, InvalidInputError, StoreError
-from mira_memory.core.errors import TargetExistsError
-from mira_memory.core.normalize import display_form, normalize_token
+from mira_memory.core.admission.normalize import display_form, normalize_token
+from mira_memory.core.admission.rules import source_label, TurnContext
+from mira_memory.core.errors import BackendError, InvalidInputError, StoreError, TargetExistsError
 from mira_memory.core.store import private_files, records, schema, writes
 from mira_memory.core.store.transaction import set_pragma
 

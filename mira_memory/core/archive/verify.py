@@ -3,7 +3,7 @@
 `memory verify`: judge every stored statement again against its receipt, writing nothing.
 
 Every active operator_statement memory (or the ones asked for) is judged
-again with the rules this process runs (admission.judge: rules 1-17, the
+again with the rules this process runs (rules.judge: rules 1-17, the
 grounding rules with the current language data) against the store's
 entities as they are now, on the proposal, utterance, turn and robot
 profile its receipt recorded. Rules 18 and 19 (duplicate, conflict, one
@@ -27,10 +27,10 @@ import contextlib
 from dataclasses import dataclass
 import sqlite3
 
-from mira_memory.core import admission, grounding
+from mira_memory.core.admission import grounding, rules
+from mira_memory.core.admission.normalize import display_form
 from mira_memory.core.archive import copies
 from mira_memory.core.errors import BackendError, InvalidInputError, NotFoundError
-from mira_memory.core.normalize import display_form
 from mira_memory.core.store import reads, records
 
 OK = 'ok'
@@ -213,29 +213,29 @@ def _judge_row(conn, reads, row):
         return Finding(memory_id, NOT_JUDGED, not_judged)
     if receipt is None:
         return Finding(memory_id, NO_RECEIPT)
-    rules = (receipt.rules_version, receipt.rules_digest)
-    context = admission.TurnContext(receipt.episode_id, receipt.turn_id, receipt.utterance)
-    proposal = admission.Proposal(
+    admitted_under = (receipt.rules_version, receipt.rules_digest)
+    context = rules.TurnContext(receipt.episode_id, receipt.turn_id, receipt.utterance)
+    proposal = rules.Proposal(
         kind=receipt.kind, subject=receipt.subject, predicate=receipt.predicate,
         value=receipt.value, related_entity=receipt.related_entity,
         related_role=receipt.related_role, evidence=receipt.evidence)
     try:
-        judgment = admission.judge(reads, context, proposal, receipt.robot_profile)
+        judgment = rules.judge(reads, context, proposal, receipt.robot_profile)
     except InvalidInputError as error:  # pragma: no cover - judge checks its input first
         raise BackendError(f'verify could not judge {memory_id}: {error}') from None
     if judgment.rejection is not None:
         return Finding(memory_id, WOULD_REJECT, judgment.rejection.reason,
-                       judgment.rejection.rule, *rules)
+                       judgment.rejection.rule, *admitted_under)
     links = tuple(conn.execute(_LINKS_SQL, (memory_id,)).fetchall())
     stored = (('summary', summary, display_form(judgment.summary)),
               ('value', value, display_form(judgment.value)),
               ('kind', kind, judgment.kind), ('predicate', predicate, judgment.predicate),
               ('links', links, tuple(sorted(judgment.decision.links))),
               ('source_label', source_label,
-               records.stored_source_label(admission.source_label(context))))
+               records.stored_source_label(rules.source_label(context))))
     for field, actual, expected in stored:
         if actual != expected:
-            return Finding(memory_id, MISMATCH, field, '', *rules)
+            return Finding(memory_id, MISMATCH, field, '', *admitted_under)
     return None
 
 

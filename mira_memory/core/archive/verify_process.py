@@ -31,7 +31,7 @@ import selectors
 import subprocess
 import sys
 
-from mira_memory.core import grounding
+from mira_memory.core.admission import grounding
 from mira_memory.core.archive import copies, verify
 from mira_memory.core.errors import BackendError, InvalidInputError, NotFoundError
 

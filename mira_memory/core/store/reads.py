@@ -9,8 +9,8 @@ store and its read-only MemoryReader), inside admission's write transaction
 queries are module constants so that tests can EXPLAIN exactly what runs.
 """
 
+from mira_memory.core.admission.normalize import normalize_token
 from mira_memory.core.errors import NotFoundError
-from mira_memory.core.normalize import normalize_token
 from mira_memory.core.store import transaction
 from mira_memory.core.store.records import Entity, format_entity_id, format_memory_id, Link
 from mira_memory.core.store.records import Memory, name_forms, normalized, Payload, positive_id

@@ -17,12 +17,9 @@ from dataclasses import dataclass
 import math
 import re
 
+from mira_memory.core.admission.normalize import display_form, has_forbidden_characters
+from mira_memory.core.admission.normalize import NormalizationError, normalize_key, normalize_token
 from mira_memory.core.errors import InvalidInputError
-from mira_memory.core.normalize import display_form
-from mira_memory.core.normalize import has_forbidden_characters
-from mira_memory.core.normalize import NormalizationError
-from mira_memory.core.normalize import normalize_key
-from mira_memory.core.normalize import normalize_token
 
 MEMORY_KINDS = ('fact', 'preference', 'relationship', 'observation', 'event')
 SOURCE_OPERATOR_STATEMENT = 'operator_statement'

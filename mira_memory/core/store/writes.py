@@ -12,9 +12,9 @@ against one snapshot. Reads inside a write reuse reads.py's queries.
 
 import datetime
 
+from mira_memory.core.admission.normalize import display_form, normalize_token
 from mira_memory.core.errors import BackendError, DuplicateAliasError, InvalidInputError
 from mira_memory.core.errors import NotFoundError, StoreError
-from mira_memory.core.normalize import display_form, normalize_token
 from mira_memory.core.store import reads
 from mira_memory.core.store.records import excerpt, ForgetPlan, format_entity_id, format_memory_id
 from mira_memory.core.store.records import MEDIA_TYPE_TEXT, name_forms, normalized, positive_id

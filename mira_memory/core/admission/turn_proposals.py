@@ -35,7 +35,7 @@ limit.
 import collections
 import hashlib
 
-from mira_memory.core import admission
+from mira_memory.core.admission import rules
 
 DEFAULT_CAPACITY = 4096
 
@@ -82,13 +82,13 @@ class TurnProposalLog:
             self._turns.move_to_end(key)
             first_digest, first_result, unchanged_since = first
             if first_digest != digest:
-                return admission.turn_already_proposed()
-            if first_result.status == admission.STATUS_REJECTED:
+                return rules.turn_already_proposed()
+            if first_result.status == rules.STATUS_REJECTED:
                 return first_result
             if unchanged_since is not None and store is not None and (
                     unchanged_since[0] == robot_profile
                     and not store.changed_since(unchanged_since[1])):
-                return admission.duplicate(unchanged_since[2])
+                return rules.duplicate(unchanged_since[2])
             generation = None if store is None else store.generation
             result = admit()
             self._turns[key] = (first_digest, first_result,
@@ -99,7 +99,7 @@ class TurnProposalLog:
         # A request without both ids names no turn; a store failure says
         # nothing about the proposal: neither is the turn's first answer.
         if all(isinstance(part, str) and part for part in key) and (
-                result.reason != admission.REASON_BACKEND_FAILURE):
+                result.reason != rules.REASON_BACKEND_FAILURE):
             self._turns[key] = (
                 digest, result, _retry_memo(result, store, robot_profile, generation))
             while len(self._turns) > self._capacity:
@@ -114,6 +114,6 @@ def _retry_memo(result, store, robot_profile, generation):
     generation is the store's before admission ran, so the answer's own
     insert (a memory insert) does not end the memo.
     """
-    if store is None or result.status != admission.STATUS_APPLIED:
+    if store is None or result.status != rules.STATUS_APPLIED:
         return None
     return robot_profile, generation, result.memory_id

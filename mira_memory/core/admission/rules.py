@@ -8,7 +8,7 @@ run in a fixed order and the first broken rule gives the one reason of the
 rejection (README.md mirrors this list as its rule table):
 
 0a. evidence_not_in_utterance (the memory node, before admission:
-    core/turns.py): the episode and turn ids name an operator turn the node
+    core/admission/turns.py): the episode and turn ids name an operator turn the node
     heard itself, with exactly the request's utterance.
 0b. invalid_proposal (the memory node, before admission: TurnProposalLog): a
     turn that already had a proposal takes no different one; an identical
@@ -101,11 +101,12 @@ import sqlite3
 from typing import Optional, Tuple
 import unicodedata
 
-from mira_memory.core import grounding
+from mira_memory.core.admission import grounding
+from mira_memory.core.admission.normalize import has_forbidden_characters, has_unsegmented_script
+from mira_memory.core.admission.normalize import locate, NormalizationError, normalize_key
+from mira_memory.core.admission.normalize import normalize_token
+from mira_memory.core.admission.normalize import TOKEN_MAX_LENGTH
 from mira_memory.core.errors import InvalidInputError, StoreError
-from mira_memory.core.normalize import has_forbidden_characters, has_unsegmented_script
-from mira_memory.core.normalize import locate, NormalizationError, normalize_key, normalize_token
-from mira_memory.core.normalize import TOKEN_MAX_LENGTH
 from mira_memory.core.store.records import NewMemory, Receipt, SOURCE_OPERATOR_STATEMENT
 
 STATUS_APPLIED = 'applied'

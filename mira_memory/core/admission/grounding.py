@@ -56,7 +56,8 @@ import tomllib
 from typing import Optional, Tuple
 import unicodedata
 
-from mira_memory.core.normalize import display_form, locate, NormalizationError, normalize_key
+from mira_memory.core.admission.normalize import display_form, locate, NormalizationError
+from mira_memory.core.admission.normalize import normalize_key
 
 LANGUAGE_DIRECTORY = pathlib.Path(__file__).resolve().parent / 'language'
 # The version of the rules' code: major for a rule that refuses what it

@@ -1,0 +1,10 @@
+# SPDX-License-Identifier: Apache-2.0
+"""
+Admission: what remember may write, decided from the current operator turn.
+
+- rules.py: the admission rules in order (admit, judge), the single authority;
+- grounding.py: is the evidence a plain assertion, by the operator, about the subject;
+- normalize.py: when two strings are the same (identity keys, display forms);
+- language/*.toml: the words the grounding rules read, one file per language;
+- turns.py: the operator turns the node heard; turn_proposals.py: one proposal per turn.
+"""
