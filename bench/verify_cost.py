@@ -34,7 +34,7 @@ import tempfile
 import time
 
 import generate
-from mira_memory.core.admission import grounding
+from mira_memory.core.admission import language
 
 BENCH_DIR = pathlib.Path(__file__).resolve().parent
 RECEIPT_COLUMNS = (
@@ -61,7 +61,7 @@ def add_receipts(path):
             "  ON l.memory_id = m.id AND l.role = 'subject'"
             ' JOIN entities AS e ON e.id = l.entity_id'
             " WHERE m.source_kind = 'operator_statement' ORDER BY m.id").fetchall()
-        version, digest = grounding.RULES_VERSION, grounding.rules_digest()
+        version, digest = language.RULES_VERSION, language.rules_digest()
         receipts = []
         for memory_id, kind, summary, predicate, value, label, created, subject_id, name in rows:
             _, episode, _, turn = label.split(' ')

@@ -30,7 +30,7 @@ import threading
 import time
 
 from mira_memory.core import recall, store
-from mira_memory.core.admission import grounding, normalize, rules, turns
+from mira_memory.core.admission import language, normalize, rules, text, turns
 from mira_memory.core.admission.turn_proposals import TurnProposalLog
 from mira_memory.core.archive import verify_process
 from mira_memory.core.store import health, ownership, private_files
@@ -163,7 +163,7 @@ class MemoryService:
             try:
                 outcome['counts'] = reader.counts()
                 outcome['receipts'] = reader.receipt_rules_counts(
-                    grounding.RULES_VERSION, grounding.rules_digest())
+                    language.RULES_VERSION, language.rules_digest())
             except store.StoreError:
                 pass  # counted again at the next report
             finally:
@@ -194,7 +194,7 @@ class MemoryService:
     def _log_rules(self, other_rules, no_receipt):
         """Say once, after the first count, how many memories the running rules did not judge."""
         self._rules_logged = True
-        running = f'{grounding.RULES_VERSION}+{grounding.rules_digest()}'
+        running = f'{language.RULES_VERSION}+{language.rules_digest()}'
         if other_rules or no_receipt:
             self.log.info(
                 f'{other_rules} active remembered memories were admitted under other grounding '
@@ -476,7 +476,7 @@ class MemoryService:
             self.recall_cache.clear()
             normalize.forget_kept_texts()
             # Admission and verify keep the analyses of the last utterances.
-            grounding.forget_kept_texts()
+            text.forget_kept_texts()
             self._recount_receipts()
         responses.fill_forget(response, plan)
 

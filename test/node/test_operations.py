@@ -268,7 +268,7 @@ def test_an_admin_write_committed_as_the_file_vanishes_is_not_acknowledged(memor
 
 
 def test_a_forget_drops_the_texts_the_node_keeps_in_memory(memory_service):
-    from mira_memory.core.admission import grounding, normalize
+    from mira_memory.core.admission import normalize, text
     service = memory_service
     added = service.admin(
         'entity_add',
@@ -284,7 +284,7 @@ def test_a_forget_drops_the_texts_the_node_keeps_in_memory(memory_service):
     assert 'green tea' in shown.text
     # Admission folded the utterance and the evidence; recall kept its answer.
     assert normalize._folded_display.cache_info().currsize > 0
-    assert grounding._analyse_default.cache_info().currsize > 0
+    assert text._analyse_default.cache_info().currsize > 0
     assert len(service.recall_cache) == 1
 
     def forget(request, response):
@@ -298,6 +298,6 @@ def test_a_forget_drops_the_texts_the_node_keeps_in_memory(memory_service):
                        srv.AdminForget.Response())
     assert forgotten.success, forgotten.message
     assert normalize._folded_display.cache_info().currsize == 0
-    assert grounding._analyse_default.cache_info().currsize == 0
+    assert text._analyse_default.cache_info().currsize == 0
     assert len(service.recall_cache) == 0
     assert 'green tea' not in service.recall_cache.recall('Ada Lovelace').text

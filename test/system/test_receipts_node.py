@@ -12,7 +12,7 @@ from copy_in_flight import wait_for_backup_in_flight
 from diagnostics_util import diagnostics, values
 from memory_services import database_fingerprint, MemoryServices, remember_request
 from mira_memory import srv
-from mira_memory.core.admission import grounding
+from mira_memory.core.admission import language
 from mira_memory.core.admission.rules import Proposal, TurnContext
 import pytest
 from raw_scan import raw_hits
@@ -24,16 +24,17 @@ pytestmark = pytest.mark.ros
 TEA = 'Ada Lovelace prefers green tea.'
 OBOE = 'Bob Stone plimsy plays the oboe.'
 # A word the test adds to the rules through the extra language directory.
-NEGATOR_TOML = 'language = "xx"\nnegators = ["plimsy"]\n'
+NEGATOR_TOML = ('language = "xx"\n[[trigger]]\nclass = "negation"\ndirection = "forward"\n'
+                'words = ["plimsy"]\nexample = "Ada plimsy likes tea."\n')
 SECRET = 'Note this: Ada Lovelace drinks quorvish nettle brew, every morning.'
 SECRET_WORDS = ('quorvish', 'nettle brew', 'every morning', 'Note this')
 
 
 def offline_verify(database, *args, extra=None):
     env = dict(os.environ)
-    env.pop(grounding.EXTRA_LANGUAGE_ENV, None)
+    env.pop(language.EXTRA_LANGUAGE_ENV, None)
     if extra is not None:
-        env[grounding.EXTRA_LANGUAGE_ENV] = str(extra)
+        env[language.EXTRA_LANGUAGE_ENV] = str(extra)
     done = subprocess.run([executable('memory_verify'), '--database', str(database), *args],
                           capture_output=True, text=True, timeout=300, env=env)
     return done.returncode, done.stdout, done.stderr
@@ -77,14 +78,14 @@ def diagnostic_values(ros, database, until, timeout=30.0):
 def test_show_and_verify_online_then_after_a_rules_change(ros, memory_node, tmp_path,
                                                           monkeypatch, console_memory):
     database = tmp_path / 'memory.sqlite3'
-    monkeypatch.delenv(grounding.EXTRA_LANGUAGE_ENV, raising=False)
+    monkeypatch.delenv(language.EXTRA_LANGUAGE_ENV, raising=False)
     node = start(memory_node, ros, database)
     console = console_memory(node)
     tea, oboe = seed(node, console)
 
     code, out, err = console('show', tea)
     assert code == 0, err
-    running = f'{grounding.RULES_VERSION}+{grounding.rules_digest()}'
+    running = f'{language.RULES_VERSION}+{language.rules_digest()}'
     receipt = out.split('  receipt:')[1]
     assert receipt.startswith(f'      rules {running}, ran 1-19, written ')
     assert f'    utterance:  "{TEA}"\n' in receipt
@@ -114,14 +115,15 @@ def test_show_and_verify_online_then_after_a_rules_change(ros, memory_node, tmp_
     extra = tmp_path / 'extra_language'
     extra.mkdir()
     (extra / 'xx.toml').write_text(NEGATOR_TOML, encoding='utf-8')
-    monkeypatch.setenv(grounding.EXTRA_LANGUAGE_ENV, str(extra))
+    monkeypatch.setenv(language.EXTRA_LANGUAGE_ENV, str(extra))
     node = start(memory_node, ros, database)
     console = console_memory(node)
     values = diagnostic_values(ros, database, lambda v: v.get(
         'memories admitted under other rules') == '2')
     assert values['remembered memories without receipt'] == '0'
     assert re.search(r'\[INFO\] .* 2 active remembered memories were admitted under other '
-                     r'grounding rules than the running ones \(3\.0\.0\+[0-9a-f]{16}\) and 0 '
+                     r'grounding rules than the running ones \('
+                     + re.escape(language.RULES_VERSION) + r'\+[0-9a-f]{16}\) and 0 '
                      r'have no receipt; judge them again with: memory verify', node.output())
     before = database_fingerprint(database)
     code, out, err = console('verify')
@@ -135,7 +137,7 @@ def test_show_and_verify_online_then_after_a_rules_change(ros, memory_node, tmp_
     document = json.loads(out)
     assert code == 1 and document['findings'] == [{
         'memory_id': oboe, 'reason': 'invalid_proposal', 'rule': '13',
-        'rules_digest': grounding.rules_digest(), 'rules_version': grounding.RULES_VERSION,
+        'rules_digest': language.rules_digest(), 'rules_version': language.RULES_VERSION,
         'status': 'would_reject'}]
     assert database_fingerprint(database) == before
     # The operator retires it: verify is clean again, and so is the count.

@@ -48,7 +48,7 @@ def _is_forbidden(module, names=FORBIDDEN):
 
 def test_core_modules_exist():
     names = {path.relative_to(CORE).with_suffix('').as_posix() for path in CORE.rglob('*.py')}
-    assert {'admission/rules', 'admission/grounding', 'archive/copies', 'store/__init__',
+    assert {'admission/rules', 'admission/verdict', 'archive/copies', 'store/__init__',
             'recall'} <= names
 
 

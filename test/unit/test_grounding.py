@@ -1,10 +1,12 @@
 # SPDX-License-Identifier: Apache-2.0
-"""The grounding rules in the core: tokens, sentences, language data, verdicts."""
+"""The grounding verdict in the core: every stage together, on whole utterances."""
 
 import tomllib
 
-from mira_memory.core.admission import grounding
-from mira_memory.core.admission.grounding import ground, Language, LANGUAGE_DIRECTORY, tokenize
+from mira_memory.core.admission import language, text, verdict
+from mira_memory.core.admission.language import Language, LANGUAGE_DIRECTORY
+from mira_memory.core.admission.text import tokenize
+from mira_memory.core.admission.verdict import ground
 import pytest
 
 
@@ -32,14 +34,14 @@ def test_combining_marks_belong_to_their_word():
 def test_these_full_stops_do_not_end_the_sentence(utterance):
     tokens = tokenize(utterance)
 
-    assert len(grounding._sentences(tokens, grounding.language())) == 1
+    assert len(text._sentences(tokens, language.language())) == 1
 
 
 @pytest.mark.parametrize('utterance', [
     "Bob Stone's blood type is B.", 'Ada Lovelace likes \u00df.', 'Ada takes vitamin C..."'])
 def test_a_single_letter_at_the_end_of_the_text_ends_its_sentence(utterance):
     tokens = tokenize(utterance)
-    sentences = grounding._sentences(tokens, grounding.language())
+    sentences = text._sentences(tokens, language.language())
 
     assert len(sentences) == 1
     assert tokens[sentences[0].end - 1].is_word
@@ -49,8 +51,9 @@ def test_every_shipped_language_file_loads():
     files = sorted(LANGUAGE_DIRECTORY.glob('*.toml'))
 
     assert [path.name for path in files] == [
-        'de.toml', 'en.toml', 'es.toml', 'fr.toml', 'it.toml', 'nl.toml', 'pt.toml']
-    assert grounding.language().negators >= {'not', 'never', 'no', 'nicht', 'jamais', 'niet'}
+        'de.toml', 'en.toml', 'es.toml', 'fr.toml', 'it.toml', 'nl.toml', 'pt.toml',
+        'unclaimed.toml']
+    assert language.language().negators >= {'not', 'never', 'no', 'nicht', 'jamais', 'niet'}
 
 
 def test_a_misspelt_list_is_refused():
@@ -61,12 +64,18 @@ def test_a_misspelt_list_is_refused():
 def test_another_language_is_data_only():
     # A further file's words join the rules: no code changes.
     english_only = Language([english()])
-    invented = {'language': 'xx', 'governors': ['mebbe'], 'negators': ['nae']}
+    invented = {'language': 'xx', 'trigger': [
+        {'class': 'hedge', 'direction': 'both', 'reach': 'sentence', 'words': ['mebbe'],
+         'example': 'Ada drinks mebbe tea.'},
+        {'class': 'negation', 'direction': 'forward', 'words': ['nae'],
+         'example': 'Ada drinks nae tea.'}]}
     merged = Language([english(), invented])
     said = ('Ada drinks mebbe tea.', 'Ada drinks mebbe tea', 'Ada', 'tea', 'drinks')
 
     assert ground(*said, lang=english_only).failure is None
-    assert ground(*said, lang=merged).failure == 'governed'
+    assert ground(*said, lang=merged).failure == 'hedged'
+    assert ground('Ada drinks nae tea.', 'Ada drinks nae tea', 'Ada', 'tea', 'drinks',
+                  lang=merged).failure == 'negation_not_carried'
 
 
 @pytest.mark.parametrize('utterance,evidence,subject,value,predicate,failure', [
@@ -78,7 +87,7 @@ def test_another_language_is_data_only():
     ('Ada eats no meat.', 'Ada eats no meat', 'Ada', 'meat', 'eats', 'negation_not_carried'),
     # English "may" is the month after "in" or next to a number, the modal elsewhere.
     ('Ada was born in May.', 'Ada was born in May', 'Ada', 'May', 'born_in', None),
-    ('Ada may like tea.', 'Ada may like tea', 'Ada', 'tea', 'likes', 'governed'),
+    ('Ada may like tea.', 'Ada may like tea', 'Ada', 'tea', 'likes', 'modal'),
     # French "plus" and "personne" are no negators; "ne"/"n'" carry French negation.
     ('Pierre ne boit plus de café.', 'Pierre ne boit plus de café', 'Pierre', 'café', 'drinks',
      'negation_not_carried'),
@@ -106,8 +115,8 @@ def test_words_shared_by_two_languages_are_resolved_as_the_data_says(
     ('Ada likes tea?', 'Ada likes tea', 'Ada', 'tea', 'likes', 'question'),
     ('Ada left. Bob likes tea.', 'Ada left. Bob likes tea', 'Ada', 'tea', 'likes',
      'not_one_sentence'),
-    ('I doubt Ada likes tea.', 'I doubt Ada likes tea', 'Ada', 'tea', 'likes', 'governed'),
-    ("It isn't so, Ada likes tea.", 'Ada likes tea', 'Ada', 'tea', 'likes', 'negated_outside'),
+    ('I doubt Ada likes tea.', 'I doubt Ada likes tea', 'Ada', 'tea', 'likes', 'denied'),
+    ("It isn't so, Ada likes tea.", 'Ada likes tea', 'Ada', 'tea', 'likes', 'denied'),
     ('Ada likes tea cakes.', 'Ada likes tea', 'Ada', 'tea', 'likes', 'not_a_clause'),
     ('The friend of Ada likes tea.', 'The friend of Ada likes tea', 'Ada', 'tea', 'likes',
      'subject_not_first'),
@@ -129,9 +138,9 @@ def test_each_rule_gives_its_failure(utterance, evidence, subject, value, predic
 
 
 def test_every_failure_has_a_rule_family_and_a_short_fixed_sentence():
-    for name, (family, sentence) in grounding.ERRORS.items():
-        assert family in (grounding.CLAUSE, grounding.SUBJECT, grounding.VALUE,
-                          grounding.POLARITY), name
+    for name, (family, sentence) in verdict.ERRORS.items():
+        assert family in (verdict.CLAUSE, verdict.SUBJECT, verdict.VALUE,
+                          verdict.POLARITY), name
         assert 0 < len(sentence) <= 200 and sentence.endswith('nothing was written.')
 
 
@@ -177,8 +186,9 @@ def test_clauses_around_a_second_person_statement_may_name_its_addressee(
 
 
 @pytest.mark.parametrize('tail,failure', [
-    (", I'm not sure.", 'negated_outside'), (', or not.', 'negated_outside'),
-    ('. Not really.', 'retracted'), (', not coffee.', None)])
+    (", I'm not sure.", 'denied'), (', or not.', 'denied'), (', no', 'negated_outside'),
+    (', just kidding', 'retracted'), ('. Not really.', 'retracted'), (', not coffee.', None),
+    (', so please make it strong.', None), (", don't give her coffee.", None)])
 def test_what_follows_may_take_the_statement_back(tail, failure):
     assert ground('Ada likes tea' + tail, 'Ada likes tea', 'Ada', 'tea', 'likes').failure == (
         failure)

@@ -7,7 +7,8 @@ runs the identical cases through admit() on a real SQLite file, and checks
 the corpus rules themselves.
 """
 
-from corpus_cases import Corpus, CorpusError, HELD_OUT_DIRECTORY, HELD_OUT_MINIMUM_CASES, load
+from corpus_cases import Corpus, CorpusError, HELD_OUT_DIRECTORIES, HELD_OUT_MINIMUM_CASES
+from corpus_cases import load
 from corpus_cases import MINIMUM_CASES, ROBOT_PROFILE, Tally
 from mira_memory.core.admission.rules import admit
 import pytest
@@ -62,7 +63,9 @@ def test_every_case_at_core_level(corpus, store):
     run_at_core_level(corpus, store, 'grounding corpus')
 
 
-def test_every_held_out_case_at_core_level(store):
-    # Written before the round-3 rules and never tuned against (issue 22).
-    run_at_core_level(load(HELD_OUT_DIRECTORY, minimum=HELD_OUT_MINIMUM_CASES), store,
-                      'held-out grounding corpus')
+@pytest.mark.parametrize('directory', HELD_OUT_DIRECTORIES, ids=lambda path: path.name)
+def test_every_held_out_case_at_core_level(directory, store):
+    # Each written before the rules it judged and never tuned against
+    # (round 3: issue 22; round 4: issue 33).
+    run_at_core_level(load(directory, minimum=HELD_OUT_MINIMUM_CASES), store,
+                      f'held-out grounding corpus ({directory.name})')

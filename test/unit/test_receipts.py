@@ -15,7 +15,7 @@ from admission_cases import CASES, FACT, FACT_CONTEXT, RELATIONSHIP, RELATIONSHI
 from admission_cases import ROBOT_PROFILE
 from conftest import fixed_clock
 from mira_memory.console import offline_tools
-from mira_memory.core.admission import grounding, rules
+from mira_memory.core.admission import language, rules
 from mira_memory.core.admission.rules import admit, Proposal, TurnContext
 from mira_memory.core.archive import copies, verify, verify_process as verify_child
 from mira_memory.core.store import health, MemoryStore, NewMemory, schema, WriteTransaction
@@ -67,7 +67,7 @@ def test_a_remembered_memory_has_its_receipt(world):
         episode_id='ep-7731', turn_id='turn-0042', kind='fact', subject='Ottoline Vexworth',
         predicate='drinks', value='zumbleberry tea', related_entity=None, related_role=None,
         evidence='Ottoline Vexworth drinks zumbleberry tea', robot_profile=ROBOT_PROFILE,
-        rules_version=grounding.RULES_VERSION, rules_digest=grounding.rules_digest(),
+        rules_version=language.RULES_VERSION, rules_digest=language.rules_digest(),
         rules_ran='1-19', subject_entity_id=1, related_entity_id=None)
     assert receipt.created_at == world.get_memory(result.memory_id)[0].created_at
     assert result.decision == rules.Decision('1-19', 1, None, ((1, 'subject'),))
@@ -154,7 +154,7 @@ def test_verify_judges_every_active_remembered_memory_and_writes_nothing(world, 
     assert (summary.judged, summary.ok, summary.all_ok) == (2, 2, True)
     assert summary.line() == (
         f'verified 2 memories: 2 ok, 0 would reject, 0 no receipt (rules '
-        f'{grounding.RULES_VERSION}+{grounding.rules_digest()}; 0 admitted under other rules)')
+        f'{language.RULES_VERSION}+{language.rules_digest()}; 0 admitted under other rules)')
     assert digest_files(db_path) == before
     # Retired memories are not judged; asked for by id, they say why.
     world.retire_memory(quill, 'wrong instrument')
@@ -208,7 +208,7 @@ def test_a_verify_process_that_loads_other_rules_data_refuses_to_judge(
         world, db_path, monkeypatch):
     remember(world, 1, FACT_CONTEXT.utterance, FACT)
     # The node's digest no longer matches the data on disk (as after an upgrade).
-    monkeypatch.setattr(grounding, 'rules_digest', lambda: '0' * 16)
+    monkeypatch.setattr(language, 'rules_digest', lambda: '0' * 16)
     with pytest.raises(verify.BackendError,
                        match='changed on disk since the node started .node 0{16}, on disk '
                              '[0-9a-f]{16}.; restart the node'):
@@ -227,7 +227,7 @@ def test_health_reports_what_verify_would_judge_again():
 
 def test_receipt_rules_counts(world):
     remember(world, 1, FACT_CONTEXT.utterance, FACT)
-    running = (grounding.RULES_VERSION, grounding.rules_digest())
+    running = (language.RULES_VERSION, language.rules_digest())
     assert world.receipt_rules_counts(*running) == (0, 0)
     assert world.receipt_rules_counts('2.9.0', running[1]) == (1, 0)
 
@@ -235,15 +235,16 @@ def test_receipt_rules_counts(world):
 # The rules change: a negator added through the extra language directory -------------
 
 # A word the test adds to the rules: "plimsy" now negates.
-NEGATOR_TOML = 'language = "xx"\nnegators = ["plimsy"]\n'
+NEGATOR_TOML = ('language = "xx"\n[[trigger]]\nclass = "negation"\ndirection = "forward"\n'
+                'words = ["plimsy"]\nexample = "Ada plimsy likes tea."\n')
 
 
 def verify_process(database, extra=None, *args):
     """Run memory_verify in a process of its own (the rules are read once per process)."""
     env = dict(os.environ)
-    env.pop(grounding.EXTRA_LANGUAGE_ENV, None)
+    env.pop(language.EXTRA_LANGUAGE_ENV, None)
     if extra is not None:
-        env[grounding.EXTRA_LANGUAGE_ENV] = str(extra)
+        env[language.EXTRA_LANGUAGE_ENV] = str(extra)
     done = subprocess.run(
         [sys.executable, '-c', 'import sys\nfrom mira_memory.console.offline_tools import '
          'verify_main\nsys.exit(verify_main())', '--database', str(database), *args],
@@ -269,12 +270,12 @@ def test_a_new_negator_makes_verify_reject_exactly_the_memory_whose_sentence_has
     assert code == 1 and err == ''
     assert lines[0] == f'MEM{changed} WOULD REJECT invalid_proposal (13)'
     assert lines[1].startswith('verified 2 memories: 1 ok, 1 would reject, 0 no receipt (rules '
-                               f'{grounding.RULES_VERSION}+')
+                               f'{language.RULES_VERSION}+')
     assert lines[1].endswith('; 2 admitted under other rules)') and len(lines) == 2
     code, out, _ = verify_process(db_path, extra, '--json')
     document = json.loads(out)
     assert code == 1 and [f['memory_id'] for f in document['findings']] == [f'MEM{changed}']
-    assert document['findings'][0]['rules_digest'] == grounding.rules_digest()
+    assert document['findings'][0]['rules_digest'] == language.rules_digest()
     assert document['summary']['would_reject'] == 1
     assert digest_files(db_path) == before
     assert sorted(os.listdir(db_path.parent)) == ['extra_language', 'memory.sqlite3']
@@ -456,8 +457,8 @@ def test_migrate_turns_a_real_version_2_file_into_version_3(tmp_path):
         assert store.get_memory(2)[0].retired_reason == 'operator corrected it'
         # The forgotten MEM3 is not given again.
         assert store.add_memory(NewMemory(kind='fact', summary='z')).id == 6
-        assert store.receipt_rules_counts(grounding.RULES_VERSION,
-                                          grounding.rules_digest()) == (0, 2)
+        assert store.receipt_rules_counts(language.RULES_VERSION,
+                                          language.rules_digest()) == (0, 2)
     code, out, _ = run(offline_tools.migrate_main, '--database', database)
     assert code == 0 and 'nothing to do' in out
 

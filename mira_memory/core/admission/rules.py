@@ -101,7 +101,7 @@ import sqlite3
 from typing import Optional, Tuple
 import unicodedata
 
-from mira_memory.core.admission import grounding
+from mira_memory.core.admission import anchors, language, verdict
 from mira_memory.core.admission.normalize import has_forbidden_characters, has_unsegmented_script
 from mira_memory.core.admission.normalize import locate, NormalizationError, normalize_key
 from mira_memory.core.admission.normalize import normalize_token
@@ -182,16 +182,16 @@ RELATED_IS_SUBJECT_ERROR = (
 RULES_RAN_ADMITTED = '1-19'
 RULES_RAN_JUDGED = '1-17'
 _GROUNDING_RULES = {
-    grounding.CLAUSE: '10',
-    grounding.SUBJECT: '11',
-    grounding.VALUE: '12',
-    grounding.POLARITY: '13',
+    verdict.CLAUSE: '10',
+    verdict.SUBJECT: '11',
+    verdict.VALUE: '12',
+    verdict.POLARITY: '13',
 }
 _GROUNDING_REASONS = {
-    grounding.CLAUSE: REASON_EVIDENCE_NOT_IN_UTTERANCE,
-    grounding.SUBJECT: REASON_SUBJECT_NOT_SUPPORTED,
-    grounding.VALUE: REASON_VALUE_NOT_SUPPORTED,
-    grounding.POLARITY: REASON_INVALID_PROPOSAL,
+    verdict.CLAUSE: REASON_EVIDENCE_NOT_IN_UTTERANCE,
+    verdict.SUBJECT: REASON_SUBJECT_NOT_SUPPORTED,
+    verdict.VALUE: REASON_VALUE_NOT_SUPPORTED,
+    verdict.POLARITY: REASON_INVALID_PROPOSAL,
 }
 OTHER_SUBJECT_ERROR = (
     'The value belongs to a clause with another subject; nothing was written.')
@@ -380,8 +380,8 @@ def receipt(memory_id, context, proposal, robot_profile, decision):
         predicate=proposal.predicate, value=proposal.value,
         related_entity=proposal.related_entity or None,
         related_role=proposal.related_role or None, evidence=proposal.evidence,
-        robot_profile=robot_profile or '', rules_version=grounding.RULES_VERSION,
-        rules_digest=grounding.rules_digest(), rules_ran=decision.rules_ran,
+        robot_profile=robot_profile or '', rules_version=language.RULES_VERSION,
+        rules_digest=language.rules_digest(), rules_ran=decision.rules_ran,
         subject_entity_id=decision.subject_entity_id,
         related_entity_id=decision.related_entity_id, created_at='')
 
@@ -446,7 +446,7 @@ class _Request:
     evidence: str
     value: str
     value_key: str
-    grounded: grounding.Grounding
+    grounded: verdict.Grounding
 
 
 def _judge_request(context, proposal, robot_profile):
@@ -468,7 +468,7 @@ def _judge_request(context, proposal, robot_profile):
     evidence = _locate_evidence(context, proposal.evidence)
     if evidence is None:
         return None, _rejected(REASON_EVIDENCE_NOT_IN_UTTERANCE, rule='5')
-    if locate(proposal.subject, evidence) is None and not grounding.said_as_genitive(
+    if locate(proposal.subject, evidence) is None and not anchors.said_as_genitive(
             proposal.subject, evidence):
         return None, _rejected(REASON_SUBJECT_NOT_SUPPORTED, rule='6')
     value_key = normalize_key(proposal.value)
@@ -480,7 +480,7 @@ def _judge_request(context, proposal, robot_profile):
     value = locate(proposal.value, evidence)
     if value is None:
         return None, _rejected(REASON_VALUE_NOT_SUPPORTED, rule='9')
-    grounded = grounding.ground(
+    grounded = verdict.ground(
         context.utterance, evidence, proposal.subject, proposal.value, predicate,
         relationship=kind == KIND_RELATIONSHIP,
         vocatives=(robot_profile,) if robot_profile else ())
@@ -522,23 +522,18 @@ def _judge_store(reads, request, proposal, robot_profile):
             for name in grounded.other_subject_candidates):
         return None, _rejected(REASON_SUBJECT_NOT_SUPPORTED, error=OTHER_SUBJECT_ERROR, rule='17')
     second_person = normalize_key(proposal.subject) in SECOND_PERSON_SUBJECTS
-    for name in grounded.addressee_candidates:
-        # A word group set off around the statement is accounted for only
-        # as a name addressed; "you" addressed to another entity is not
-        # the robot.
-        if second_person and _names_entity(reads, name, besides=subject_id):
+    for name in grounded.addressee_candidates if second_person else ():
+        # "you" addressed to another entity ("Ada, you like tea.") is not the robot.
+        if _names_entity(reads, name, besides=subject_id):
             return None, _rejected(REASON_SUBJECT_NOT_SUPPORTED, error=ADDRESSEE_ERROR,
                                    rule='17')
-        if not _names_entity(reads, name):
-            return None, _rejected(REASON_EVIDENCE_NOT_IN_UTTERANCE,
-                                   error=grounding.ERRORS['surroundings'][1], rule='17')
     for name, only_possessor in grounded.longer_subject_candidates:
         if _names_entity(reads, name, besides=subject_id):
             return None, _rejected(REASON_SUBJECT_NOT_SUPPORTED, error=LONGER_NAME_ERROR,
                                    rule='17')
         if only_possessor and _names_entity(reads, name):
             return None, _rejected(REASON_SUBJECT_NOT_SUPPORTED,
-                                   error=grounding.ERRORS['subject_possessor'][1], rule='17')
+                                   error=verdict.ERRORS['subject_possessor'][1], rule='17')
     return Decision(RULES_RAN_JUDGED, subject_id, related_id, links), None
 
 

@@ -27,7 +27,7 @@ import contextlib
 from dataclasses import dataclass
 import sqlite3
 
-from mira_memory.core.admission import grounding, rules
+from mira_memory.core.admission import language, rules
 from mira_memory.core.admission.normalize import display_form
 from mira_memory.core.archive import copies
 from mira_memory.core.errors import BackendError, InvalidInputError, NotFoundError
@@ -150,7 +150,7 @@ def verify(source, memory_ids=(), *, on_finding=None, should_stop=_never):
     for each memory that is not OK, in id order. should_stop as for backup
     (CopyStoppedError). Never writes.
     """
-    version, digest = grounding.RULES_VERSION, grounding.rules_digest()
+    version, digest = language.RULES_VERSION, language.rules_digest()
     counts = dict.fromkeys((OK, WOULD_REJECT, NO_RECEIPT, MISMATCH, NOT_JUDGED), 0)
     other_rules = 0
     on_finding = on_finding or (lambda finding: None)

@@ -31,7 +31,7 @@ import selectors
 import subprocess
 import sys
 
-from mira_memory.core.admission import grounding
+from mira_memory.core.admission import language
 from mira_memory.core.archive import copies, verify
 from mira_memory.core.errors import BackendError, InvalidInputError, NotFoundError
 
@@ -61,7 +61,7 @@ def run(source, memory_ids=(), *, on_finding=None, should_stop=_never):
     """
     on_finding = on_finding or (lambda finding: None)
     argv = [sys.executable, '-m', 'mira_memory.core.archive.verify_process',
-            '--database', str(source), '--rules-digest', grounding.rules_digest(),
+            '--database', str(source), '--rules-digest', language.rules_digest(),
             *(str(i) for i in memory_ids)]
     env = dict(os.environ)
     # The child imports this very package, wherever the parent found it.
@@ -135,10 +135,10 @@ def main(argv=None):
         send({'finding': dataclasses.asdict(found)})
 
     try:
-        if grounding.rules_digest() != args.rules_digest:
+        if language.rules_digest() != args.rules_digest:
             raise BackendError(
                 f'the grounding language data changed on disk since the node started '
-                f'(node {args.rules_digest}, on disk {grounding.rules_digest()}); restart the '
+                f'(node {args.rules_digest}, on disk {language.rules_digest()}); restart the '
                 'node to verify with the rules it admits with')
         summary = verify.verify(args.database, args.memory_ids, on_finding=finding,
                                 should_stop=lambda: os.getppid() != parent)

@@ -1,0 +1,411 @@
+# SPDX-License-Identifier: Apache-2.0
+"""
+The grounding rules' words: every language file (language/*.toml), loaded once and merged.
+
+Words are data: a new word, trigger or termination is a line of a language
+file, never code. Every file is merged with every other, so a sentence is
+read against every language's triggers (a French hedge inside an English
+turn counts too); where a word of one language is another's trigger, the
+language file says how the collision is resolved (`homographs`, `markers`).
+
+Triggers ([[trigger]] tables) are the ConText model (NegEx, Chapman et al.
+2001; ConText, Harkema et al. 2009): each holds words or phrases of one
+class (negation, hedge, report, condition, ...), a direction (forward,
+backward, both) and a reach (its own clause, the sentence up to a
+termination, or the turn). scope.py finds them and works out what they
+govern; language/en.toml explains every field with an example.
+"""
+
+from dataclasses import dataclass, field
+import functools
+import hashlib
+import os
+import pathlib
+import tomllib
+from typing import Optional
+
+from mira_memory.core.admission.text import key_of, tokenize
+
+LANGUAGE_DIRECTORY = pathlib.Path(__file__).resolve().parent / 'language'
+# The version of the rules' code: major for a rule that refuses what it
+# admitted before (or the reverse), minor for a new rule or word class.
+# rules_digest() names the word lists they read.
+RULES_VERSION = '4.0.0'
+# An optional directory of further language files (language_files()).
+EXTRA_LANGUAGE_ENV = 'MIRA_MEMORY_EXTRA_LANGUAGE_DIR'
+
+# Trigger classes, each with its failure (verdict.ERRORS names the error).
+TRIGGER_CLASSES = {
+    'negation': 'negated_outside',
+    'denial': 'denied',
+    'hedge': 'hedged',
+    'modal': 'modal',
+    'report': 'reported',
+    'condition': 'conditional',
+    'time_scope': 'not_durable',
+    'future': 'future',
+    'past_ended': 'past_ended',
+    'question': 'question',
+    'retraction': 'retracted',
+    'sarcasm': 'sarcastic',
+    # Not a trigger: a pseudo-trigger holds trigger words that assert ("not
+    # only", "never says no to", "valid until").
+    'pseudo': None,
+}
+DIRECTIONS = ('forward', 'backward', 'both')
+REACHES = ('clause', 'sentence', 'turn')
+POSITIONS = ('anywhere', 'end')
+TRIGGER_FIELDS = frozenset((
+    'class', 'direction', 'reach', 'at', 'tail', 'closing', 'ends_scope', 'backward_when_last',
+    'takes_object', 'after_negation', 'words', 'suffixes', 'prefixes', 'example', 'note'))
+# Placeholders a trigger phrase may hold: "until {weekday}", "ne {any} que".
+PLACEHOLDERS = ('{weekday}', '{month}', '{number}', '{any}')
+# The words that cut a sentence into clauses count only in a sentence of
+# their own language (or of none): Italian "ma" (but) is French "my".
+CLAUSE_WORD_KEYS = ('terminations', 'soft_terminations', 'coordinators', 'subordinators',
+                    'subject_pronouns')
+
+# The keys a language file may hold (language/en.toml explains each).
+LANGUAGE_KEYS = frozenset((
+    'language', 'lead_ins', 'request_lead_ins', 'interjections', 'trailing', 'openers',
+    'clause_joiners', 'coordinators', 'subject_prefixes', 'abbreviations', 'question_openers',
+    'question_tags', 'predicate_negators', 'aversion_phrases', 'aversion_predicates',
+    'contrast_markers', 'approximators', 'approximators_after', 'months', 'month_companions',
+    'conjunctions', 'complementizers', 'relative_pronouns', 'first_person', 'second_person',
+    'third_person', 'robot_references', 'copulas', 'possessive_suffixes', 'possessive_subjects',
+    'possessive_determiners', 'relation_nouns', 'contraction_followers', 'privative_modifiers',
+    'function_words', 'value_followers', 'adverb_suffixes', 'markers', 'homographs',
+    'contraction_suffixes', 'plain_phrases', 'verb_bracket', 'genitive_prepositions',
+    'preference_verbs', 'preference_contrasts', 'infinitive_endings', 'participle_prefixes',
+    'participle_endings',
+    # round 4: clauses, scopes, speech, and text the rules cannot read
+    'trigger', 'terminations', 'soft_terminations', 'subordinators', 'discourse_markers',
+    'imperatives', 'subject_pronouns',
+    'fillers', 'weekdays', 'month_names', 'subject_relatives', 'restrictives',
+    'unclaimed_words', 'unclaimed_letters'))
+
+
+@dataclass(frozen=True)
+class Trigger:
+    """One trigger record of a language file: what its words do to what they govern."""
+
+    kind: str                  # a TRIGGER_CLASSES key
+    direction: str             # forward, backward or both
+    reach: str                 # clause, sentence or turn
+    at: str = 'anywhere'       # 'end': only when nothing but tags follow it in its sentence
+    # For a backward scope across clauses: at most this many words may
+    # follow the trigger in its own clause ("..., Bob told me" but not
+    # "..., I told the kitchen"). None: any number.
+    tail: Optional[int] = None
+    # 'infinitive': a trigger only when its clause closes with an infinitive
+    # (German "wird ... abholen" is future, "wird ... abgeholt" a present passive).
+    closing: Optional[str] = None
+    ends_scope: bool = False   # a pseudo-trigger that also ends scopes ("nothing but")
+    # A condition looks back only from the sentence's last clause: "Ada
+    # takes the bus if it rains", but "Marek is the first aider, if someone
+    # gets hurt, call him" conditions the call.
+    backward_when_last: bool = False
+    # A verb of saying whose object is the value states a habit, not a
+    # report: "the myna bird says hi to every customer", "Bob tells jokes".
+    takes_object: bool = False
+    # A pseudo-trigger only after a negation in its clause ("won't eat
+    # anything but rice"); elsewhere its words are read by the other records.
+    after_negation: bool = False
+    language: str = ''
+
+    @property
+    def failure(self):
+        """Return the failure name this trigger gives when it reaches the evidence."""
+        return TRIGGER_CLASSES[self.kind]
+
+
+class Language:
+    """The merged word lists and triggers of every language file (see language/en.toml)."""
+
+    def __init__(self, tables):
+        for table in tables:
+            unknown = set(table) - LANGUAGE_KEYS
+            if unknown:
+                # A misspelt list would silently weaken a rule.
+                raise ValueError(f'unknown grounding language keys: {sorted(unknown)}')
+
+        def words(name):
+            return frozenset(key_of(word) for table in tables for word in table.get(name, ()))
+
+        def phrases(name):
+            # Indexed by their first token: phrases are tried where they may start.
+            found = {}
+            for table in tables:
+                for phrase in table.get(name, ()):
+                    keys = phrase_keys(phrase)
+                    if keys:
+                        found.setdefault(keys[0], set()).add(keys)
+            return {first: tuple(sorted(keys, key=len, reverse=True))
+                    for first, keys in found.items()}
+
+        def endings(name):
+            return tuple(sorted(words(name), key=len, reverse=True))
+
+        self.lead_ins = phrases('lead_ins')
+        self.request_lead_ins = phrases('request_lead_ins')
+        self.interjections = phrases('interjections')
+        self.interjection_words = words('interjections') | {'please'}
+        self.trailing = phrases('trailing')
+        self.openers = words('openers')
+        self.clause_joiners = words('clause_joiners')
+        self.coordinators = words('coordinators')
+        self.subject_prefixes = words('subject_prefixes')
+        # A single letter with a full stop is decided by the rule of initials
+        # (text.keeps_sentence), which also sees whether the text ends there.
+        self.abbreviations = frozenset(word for word in words('abbreviations') if len(word) > 1)
+        self.question_openers = words('question_openers')
+        self.question_tags = words('question_tags')
+        self.predicate_negators = words('predicate_negators')
+        self.aversion_phrases = phrases('aversion_phrases')
+        self.aversion_predicates = words('aversion_predicates')
+        self.contrast_markers = phrases('contrast_markers')
+        self.approximators = phrases('approximators')
+        self.approximators_after = phrases('approximators_after')
+        self.months = words('months')
+        self.month_companions = words('month_companions')
+        self.conjunctions = words('conjunctions')
+        self.complementizers = words('complementizers')
+        self.relative_pronouns = words('relative_pronouns')
+        self.speakers = words('first_person') | words('second_person')
+        self.persons = self.speakers | words('third_person')
+        self.robot_references = words('robot_references')
+        self.copulas = words('copulas')
+        self.possessive_suffixes = endings('possessive_suffixes')
+        # The written ones ("Ada's", "James'"): only these chain possessors
+        # ("Ada's friend's dog"); a bare "s" (Pauls) would match "is".
+        self.apostrophe_suffixes = tuple(
+            suffix for suffix in self.possessive_suffixes if "'" in suffix)
+        self.possessive_subjects = words('possessive_subjects')
+        self.possessive_determiners = words('possessive_determiners')
+        self.relation_nouns = words('relation_nouns')
+        self.contraction_followers = words('contraction_followers')
+        self.privative_modifiers = words('privative_modifiers')
+        self.function_words = words('function_words')
+        self.value_followers = words('value_followers')
+        self.adverb_suffixes = endings('adverb_suffixes')
+        self.contraction_suffixes = endings('contraction_suffixes')
+        self.plain_phrases = phrases('plain_phrases')
+        self.genitive_prepositions = words('genitive_prepositions')
+        self.preference_verbs = words('preference_verbs')
+        self.preference_contrasts = words('preference_contrasts')
+        self.infinitive_endings = endings('infinitive_endings')
+        self.participle_prefixes = tuple(sorted(words('participle_prefixes')))
+        self.participle_endings = endings('participle_endings')
+        # Round 4: where clauses start, and speech's own words.
+        self.terminations = words('terminations')
+        self.soft_terminations = words('soft_terminations')
+        self.subordinators = words('subordinators')
+        self._clause_words = {}
+        for table in tables:
+            own = self._clause_words.setdefault(table.get('language', ''), ClauseWords())
+            for name in CLAUSE_WORD_KEYS:
+                getattr(own, name).update(key_of(word) for word in table.get(name, ()))
+        self._all_clause_words = ClauseWords()
+        for own in self._clause_words.values():
+            for name in CLAUSE_WORD_KEYS:
+                getattr(self._all_clause_words, name).update(getattr(own, name))
+        self.discourse_markers = phrases('discourse_markers')
+        self.imperatives = words('imperatives')
+        self.subject_pronouns = words('subject_pronouns')
+        self.fillers = words('fillers')
+        self.weekdays = words('weekdays')
+        self.month_names = words('month_names') | self.months
+        self.subject_relatives = phrases('subject_relatives')
+        self.restrictives = phrases('restrictives')
+        self.unclaimed_letters = frozenset(
+            key_of(letter) for table in tables for letter in table.get('unclaimed_letters', ()))
+        # Words every claimed language file knows: a sentence made of other
+        # words, or of unclaimed_words, is in a language without data.
+        self.unclaimed_words = words('unclaimed_words')
+        # Words that may open a complete clause although they are function
+        # words: persons, articles and titles, possessive determiners.
+        self.clause_openers = (self.persons | self.subject_prefixes
+                               | self.possessive_determiners)
+        self._load_triggers(tables)
+        # Per language: the words that mark a sentence as that language, and
+        # the words that lose another language's reading there (Portuguese
+        # "no" = "in the" is not the negator "no").
+        self.markers = {}
+        self.homographs = {}
+        # Languages whose verb comes second and whose participles and
+        # infinitives close the clause ("Seit 2015 wohnt Wiebke in Graz").
+        self.verb_bracket = frozenset(
+            table.get('language', '') for table in tables if table.get('verb_bracket'))
+        for table in tables:
+            code = table.get('language', '')
+            self.markers[code] = self.markers.get(code, frozenset()) | frozenset(
+                key_of(word) for word in table.get('markers', ()))
+            self.homographs[code] = self.homographs.get(code, frozenset()) | frozenset(
+                key_of(word) for word in table.get('homographs', ()))
+        # Every word a claimed language's data holds: the measure of whether
+        # a sentence is in a claimed language at all (see clauses.unclaimed).
+        # Single words only: a word that the data holds only inside a phrase
+        # ("jest" in "in jest") may well be another language's ("jest", Polish "is").
+        known = set()
+        for table in tables:
+            for name, value in table.items():
+                if name in ('unclaimed_words', 'unclaimed_letters', 'trigger', 'language'):
+                    continue
+                for item in value if isinstance(value, list) else ():
+                    keys = phrase_keys(str(item))
+                    if len(keys) == 1:
+                        known.add(keys[0])
+        known.update(keys[0] for found in self.trigger_phrases.values() for keys, _ in found
+                     if len(keys) == 1)
+        self.known_words = frozenset(known)
+        self.unclaimed_words = self.unclaimed_words - self.known_words
+        # Words that continue a noun phrase: a value cannot end right before them.
+        self.value_continuers = frozenset(('of', 'or', 'nor', "'s"))
+
+    def _load_triggers(self, tables):
+        phrases = {}
+        suffixes = []
+        prefixes = []
+        for table in tables:
+            code = table.get('language', '')
+            for number, row in enumerate(table.get('trigger', ()), 1):
+                trigger = _trigger(code, number, row)
+                for phrase in row.get('words', ()):
+                    keys = phrase_keys(phrase)
+                    if keys:
+                        phrases.setdefault(keys[0], []).append((keys, trigger))
+                suffixes.extend((key_of(text), trigger) for text in row.get('suffixes', ()))
+                prefixes.extend((key_of(text), trigger) for text in row.get('prefixes', ()))
+        # Longest phrases first: "not only" is tried before "not".
+        # Among phrases of one length, a trigger that counts only at the
+        # sentence's end is tried first ("..., no" before "no" as a determiner).
+        self.trigger_phrases = {
+            first: tuple(sorted(found, key=lambda item: (-len(item[0]), item[1].at != 'end')))
+            for first, found in phrases.items()}
+        self.trigger_suffixes = tuple(sorted(suffixes, key=lambda item: len(item[0]),
+                                             reverse=True))
+        self.trigger_prefixes = tuple(sorted(prefixes, key=lambda item: len(item[0]),
+                                             reverse=True))
+        self.negators = frozenset(
+            keys[0] for found in self.trigger_phrases.values() for keys, trigger in found
+            if len(keys) == 1 and trigger.kind == 'negation')
+        self.negator_suffixes = tuple(text for text, trigger in self.trigger_suffixes
+                                      if trigger.kind == 'negation')
+        self.negator_prefixes = tuple(text for text, trigger in self.trigger_prefixes
+                                      if trigger.kind == 'negation')
+
+    def clause_words(self, code):
+        """Return the words that cut clauses in a sentence of language code ('': all of them)."""
+        return self._clause_words.get(code) or self._all_clause_words
+
+    def is_negator(self, key, suppressed=frozenset()):
+        """Return True for a negating word ("not", "doesn't", "n'aime", "nicht")."""
+        if key in suppressed:
+            return False
+        return (key in self.negators or key.endswith(self.negator_suffixes)
+                or (key.startswith(self.negator_prefixes) and len(key) > 2))
+
+
+@dataclass
+class ClauseWords:
+    """One language's words that cut clauses (see CLAUSE_WORD_KEYS)."""
+
+    terminations: set = field(default_factory=set)
+    soft_terminations: set = field(default_factory=set)
+    coordinators: set = field(default_factory=set)
+    subordinators: set = field(default_factory=set)
+    subject_pronouns: set = field(default_factory=set)
+
+
+def phrase_keys(phrase):
+    """Return the token keys of a phrase of a language file (placeholders kept whole)."""
+    keys = []
+    for part in phrase.split():
+        if part in PLACEHOLDERS:
+            keys.append(part)
+        else:
+            keys.extend(token.key for token in tokenize(part))
+    return tuple(keys)
+
+
+def _trigger(code, number, row):
+    where = f'{code or "?"}.toml trigger {number}'
+    unknown = set(row) - TRIGGER_FIELDS
+    if unknown:
+        raise ValueError(f'{where}: unknown trigger fields {sorted(unknown)}')
+    kind = row.get('class')
+    if kind not in TRIGGER_CLASSES:
+        raise ValueError(f'{where}: class must be one of {sorted(TRIGGER_CLASSES)}')
+    if not (row.get('words') or row.get('suffixes') or row.get('prefixes')):
+        raise ValueError(f'{where}: a trigger needs words, suffixes or prefixes')
+    if not row.get('example'):
+        raise ValueError(f'{where}: every trigger record carries one example')
+    direction = row.get('direction', 'both')
+    reach = row.get('reach', 'clause')
+    at = row.get('at', 'anywhere')
+    if direction not in DIRECTIONS or reach not in REACHES or at not in POSITIONS:
+        raise ValueError(f'{where}: direction {DIRECTIONS}, reach {REACHES}, at {POSITIONS}')
+    tail = row.get('tail')
+    if tail is not None and not (isinstance(tail, int) and tail >= 0):
+        raise ValueError(f'{where}: tail is a number of words')
+    closing = row.get('closing')
+    if closing not in (None, 'infinitive'):
+        raise ValueError(f'{where}: closing is "infinitive" or absent')
+    return Trigger(kind, direction, reach, at, tail, closing, bool(row.get('ends_scope')),
+                   bool(row.get('backward_when_last')), bool(row.get('takes_object')),
+                   bool(row.get('after_negation')), code)
+
+
+def language_files():
+    """
+    Return the language data files the rules read: language/*.toml, then the extra ones.
+
+    EXTRA_LANGUAGE_ENV names an optional directory whose *.toml files (same
+    keys as language/en.toml) are merged in after the shipped ones: a site
+    can add a word without editing the package, and the tests change the
+    rules this way to exercise `memory verify`. Read once per process, like
+    the data itself.
+    """
+    files = sorted(LANGUAGE_DIRECTORY.glob('*.toml'))
+    extra = os.environ.get(EXTRA_LANGUAGE_ENV, '')
+    if extra:
+        directory = pathlib.Path(extra)
+        if not directory.is_dir():
+            raise RuntimeError(f'{EXTRA_LANGUAGE_ENV} is not a directory: {extra}')
+        files += sorted(directory.glob('*.toml'))
+    return files
+
+
+@functools.lru_cache(maxsize=1)
+def _language_data():
+    """Return ((file label, bytes), ...) of every language file, read once."""
+    files = language_files()
+    if not files:
+        raise RuntimeError(f'no grounding language data in {LANGUAGE_DIRECTORY}')
+    return tuple((_file_label(path), path.read_bytes()) for path in files)
+
+
+def _file_label(path):
+    # Shipped files by name; an extra file by its name after 'extra/', so an
+    # extra en.toml never hashes like the shipped one.
+    return path.name if path.parent == LANGUAGE_DIRECTORY else 'extra/' + path.name
+
+
+@functools.lru_cache(maxsize=1)
+def language():
+    """Return the merged language data (every language file, loaded once)."""
+    return Language([tomllib.loads(data.decode('utf-8')) for _, data in _language_data()])
+
+
+@functools.lru_cache(maxsize=1)
+def rules_digest():
+    """Return a short hash of the language data files: which words the rules read."""
+    digest = hashlib.sha256()
+    for label, data in _language_data():
+        digest.update(label.encode() + b'\0' + data + b'\0')
+    return digest.hexdigest()[:16]
+
+
+def rules_id():
+    """Return the running rules as receipts record them: '<RULES_VERSION>+<rules_digest()>'."""
+    return f'{RULES_VERSION}+{rules_digest()}'

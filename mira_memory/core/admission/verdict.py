@@ -1,0 +1,255 @@
+# SPDX-License-Identifier: Apache-2.0
+"""
+The grounding verdict: is the evidence a plain assertion, by the operator, about the subject.
+
+The literal admission rules (rules.py) only check that the evidence,
+subject and value were said. The grounding rules check that what was said
+is what would be stored, in stages that each read the turn's one Analysis
+(text.py):
+
+1. the text is in a language the rules have data for (clauses.unclaimed);
+2. clauses.py: the evidence lies inside one sentence, starts where a clause
+   starts and ends where one ends, and is not a question;
+3. scope.py: no trigger's scope reaches it (a negation from outside, a
+   hedge, report, condition, time scope, future, ended past, question tag,
+   retraction or sarcasm marker), and no later sentence takes it back;
+4. anchors.py: the subject opens the clause and is not a mere possessor,
+   the value is a complete phrase that was asserted, and the predicate
+   carries the negation that governs the value.
+
+This is a conservative reading, not a parser: when the rules cannot tell
+that the operator plainly stated the proposal, they refuse it with the
+reason, and the operator can say it again plainly.
+"""
+
+from dataclasses import dataclass
+import functools
+import itertools
+from typing import Optional, Tuple
+
+from mira_memory.core.admission import anchors, clauses, scope
+from mira_memory.core.admission.language import language
+from mira_memory.core.admission.normalize import NormalizationError, normalize_key
+from mira_memory.core.admission.text import analyse, Claim, occurrences, QUOTES
+from mira_memory.core.admission.text import span_text, TERMINATORS, token_range, tokenize
+
+# Failures: the rule family decides the reason (admission maps it); the name
+# picks the fixed error sentence.
+CLAUSE = 'clause'
+SUBJECT = 'subject'
+VALUE = 'value'
+POLARITY = 'polarity'
+
+_PLAIN = 'so it is not a plain statement; nothing was written.'
+ERRORS = {
+    'unclaimed_language': (
+        CLAUSE, 'The sentence is in a language the rules have no data for, so they cannot tell '
+                'that it is a plain statement; nothing was written.'),
+    'not_one_sentence': (
+        CLAUSE, 'The evidence is not inside one sentence of the utterance; nothing was written.'),
+    'question': (
+        CLAUSE, 'The evidence is part of a question, not a statement; nothing was written.'),
+    'not_a_clause': (
+        CLAUSE, 'The evidence is not one complete clause: it must start and end at a sentence '
+                'or clause boundary (after an allowed lead-in); nothing was written.'),
+    'denied': (
+        CLAUSE, 'The evidence is doubted, denied or imagined ("it is false that", "in the '
+                f'film"), {_PLAIN}'),
+    'hedged': (
+        CLAUSE, f'The evidence is hedged ("maybe", "I think", "probably"), {_PLAIN}'),
+    'modal': (
+        CLAUSE, f'The evidence is governed by a modal ("would", "could", "should"), {_PLAIN}'),
+    'reported': (
+        CLAUSE, 'The evidence is someone else\'s claim ("she says", "according to"), '
+                f'{_PLAIN}'),
+    'conditional': (
+        CLAUSE, f'The evidence is conditional or hypothetical ("if", "in case"), {_PLAIN}'),
+    'future': (
+        CLAUSE, 'The evidence speaks of a plan or the future, not of what is durably true; '
+                'nothing was written.'),
+    'past_ended': (
+        CLAUSE, 'The evidence speaks of a past state that ended ("used to"), not of what is '
+                'durably true; nothing was written.'),
+    'not_durable': (
+        CLAUSE, 'The evidence is scoped to now (today, for now, this week...), so it is not '
+                'durable knowledge; nothing was written.'),
+    'negated_outside': (
+        CLAUSE, 'The evidence is governed by a negation outside it; nothing was written.'),
+    'retracted': (
+        CLAUSE, 'The speaker takes the statement back or corrects it ("no wait", "just '
+                'kidding"); nothing was written.'),
+    'sarcastic': (
+        CLAUSE, f'The evidence is marked as sarcasm or irony ("yeah right"), {_PLAIN}'),
+    'subject_not_first': (
+        SUBJECT, 'The subject does not open the evidence clause: only a lead-in, article or '
+                 'title may come before it; nothing was written.'),
+    'subject_possessor': (
+        SUBJECT, 'The subject is only the possessor of what the clause is about; nothing was '
+                 'written.'),
+    'subject_partial': (
+        SUBJECT, 'The subject is part of a longer word of the evidence; nothing was written.'),
+    'value_in_other_clause': (
+        SUBJECT, 'The value belongs to a clause with another subject; nothing was written.'),
+    'value_vacuous': (
+        VALUE, 'The value carries no meaning of its own (no letter or digit, only function '
+               'words, or the predicate itself); nothing was written.'),
+    'value_is_subject': (
+        VALUE, "The value is the subject's own words in the evidence; nothing was written."),
+    'value_partial': (
+        VALUE, 'The value is not a complete phrase of the evidence: it cuts a word, a '
+               'complement or a modifier off; nothing was written.'),
+    'value_set_aside': (
+        VALUE, 'The value is what a contrast sets aside ("not", "rather than", "unlike"), not '
+               'what was asserted; nothing was written.'),
+    'value_approximate': (
+        VALUE, 'The value drops the approximation said with its number ("roughly 40"); '
+               'nothing was written.'),
+    'negation_not_carried': (
+        POLARITY, 'The evidence is negated but the predicate does not carry the negation (for '
+                  'example does_not_like); nothing was written.'),
+    'negation_not_said': (
+        POLARITY, 'The predicate is negated but the evidence is not; nothing was written.'),
+}
+
+
+@dataclass(frozen=True)
+class Grounding:
+    """The verdict: failure is None when every rule holds."""
+
+    failure: Optional[str]
+    # For admission's store check (rule "no other subject"): a person
+    # reference (or more clauses or word groups than are checked) stands
+    # between the subject and the value, or these word sequences do and
+    # would be another subject if they name an entity.
+    other_subject_found: bool = False
+    other_subject_candidates: Tuple[str, ...] = ()
+    # The subject followed by the next words, as (name, only a possessor): if
+    # a name is another entity's, the subject is only part of that name ("Ada"
+    # in "Ada Lovelace ..."); if it is the subject's own name said as a mere
+    # possessor ("Ada" in "Ada Lovelace's brother likes tea"), the rule of
+    # possessors applies to it.
+    longer_subject_candidates: Tuple[Tuple[str, bool], ...] = ()
+    # Short word groups set off by a comma right around the evidence ("Ada,
+    # you like tea."): for a second-person subject, one that names another
+    # entity than the robot is the one addressed.
+    addressee_candidates: Tuple[str, ...] = ()
+
+    @property
+    def rule(self):
+        """Return the rule family of the failure (CLAUSE, SUBJECT, VALUE, POLARITY)."""
+        return ERRORS[self.failure][0] if self.failure else None
+
+    @property
+    def error(self):
+        """Return the fixed error sentence of the failure."""
+        return ERRORS[self.failure][1] if self.failure else ''
+
+
+def ground(utterance, evidence, subject, value, predicate, *, relationship=False, lang=None,
+           vocatives=(), analysis=None):
+    """
+    Check the grounding rules for an evidence that the literal rules already found.
+
+    Every whole-word occurrence of the evidence in the utterance is tried;
+    the proposal is grounded when one occurrence satisfies every rule. When
+    none does, the failure of the first occurrence is returned. Only the
+    first few occurrences are tried, so a long repetitive utterance stays
+    cheap. lang is the merged language data (default: every shipped language
+    file); vocatives are the robot's names, which may address it ("ok mira,
+    ..."); analysis is the utterance's Analysis when the caller has it.
+    """
+    lang = lang or language()
+    analysis = analysis or analyse(utterance, lang)
+    if analysis is None:
+        return Grounding('not_a_clause')
+    span = span_text(evidence, analysis.display)
+    if span is None:
+        return Grounding('not_a_clause')
+    claim = Claim(lang, analysis, subject, value, predicate, relationship,
+                  tuple(filter(None, map(_name_keys, vocatives))))
+    first_failure = None
+    for start in itertools.islice(occurrences(span, analysis.display), anchors.OCCURRENCES_MAX):
+        verdict = _ground_occurrence(claim, start, start + len(span))
+        if verdict.failure is None:
+            return verdict
+        first_failure = first_failure or verdict
+    return first_failure or Grounding('not_a_clause')
+
+
+@functools.lru_cache(maxsize=8)
+def _name_keys(name):
+    """Return a robot name's word keys (the robot profile: the same few names every turn)."""
+    try:
+        return tuple(token.key for token in tokenize(normalize_key(name)) if token.is_word)
+    except NormalizationError:
+        return ()
+
+
+def _structures(claim):
+    return lambda sentence: clauses.structure(claim.analysis, sentence, claim.lang)
+
+
+def _ground_occurrence(claim, start, end):
+    lang, analysis, tokens = claim.lang, claim.analysis, claim.analysis.tokens
+    evidence_range = token_range(tokens, start, end)
+    if evidence_range is None:
+        return Grounding('not_a_clause')
+    first, stop = evidence_range
+    # The evidence may include its own sentence's terminator and closing quotes.
+    while stop > first and not tokens[stop - 1].is_word and (
+            tokens[stop - 1].text in TERMINATORS or tokens[stop - 1].text in QUOTES):
+        stop -= 1
+    while first < stop and tokens[first].text in QUOTES:
+        first += 1
+    sentence = analysis.sentence_at(first)
+    if sentence is None or stop > sentence.end or first >= stop:
+        return Grounding('not_one_sentence')
+    structures = _structures(claim)
+    structure_ = structures(sentence)
+
+    # Spans the scans below must not read as grammar: the subject's name, and
+    # a relationship's value (it names the related entity).
+    evidence_text = analysis.display[tokens[first].start:tokens[stop - 1].end]
+    offset = tokens[first].start
+    subject_span = anchors.find_span(claim.subject, evidence_text, offset) or (
+        anchors.genitive_span(lang, claim.subject, evidence_text, offset))
+    value_spans = anchors.value_spans(claim.value, evidence_text, offset)
+    names = [subject_span] if subject_span else []
+    if claim.relationship:
+        names.extend(value_spans)
+
+    def in_names(token):
+        return any(span[0] <= token.start and token.end <= span[1] for span in names)
+
+    if any(clauses.unclaimed(claim, structures(other), names)
+           for other in analysis.sentences):
+        return Grounding('unclaimed_language')
+    failure, addressees = clauses.shape_failure(claim, structure_, sentence, first, stop,
+                                                subject_span)
+    if failure:
+        return Grounding(failure)
+    reached = scope.reaching(claim, structure_, first, stop, value_spans, names)
+    if reached:
+        return Grounding(reached[0].trigger.failure)
+    negations = scope.negations(claim, structure_, openers=(first,))
+    if any(not (first <= occurrence.start and occurrence.stop <= stop)
+           and not _inside(tokens, occurrence, names)
+           and covered.intersection(range(first, stop))
+           for occurrence, covered in negations):
+        return Grounding('negated_outside')
+    if scope.tag_after(claim, structure_, stop, sentence):
+        return Grounding('question')
+    failure = clauses.end_failure(claim, structure_, stop) or scope.later_sentence_failure(
+        claim, sentence, structures)
+    if failure:
+        return Grounding(failure)
+    anchored = anchors.judge(claim, structure_, first, stop, subject_span, value_spans,
+                             in_names, negations)
+    return Grounding(anchored.failure, anchored.other_subject_found,
+                     anchored.other_subject_candidates, anchored.longer_subject_candidates,
+                     addressees if anchored.failure is None else ())
+
+
+def _inside(tokens, occurrence, names):
+    return any(span[0] <= tokens[occurrence.start].start
+               and tokens[occurrence.stop - 1].end <= span[1] for span in names)
