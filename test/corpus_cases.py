@@ -31,7 +31,11 @@ CORPUS_DIRECTORY = pathlib.Path(__file__).resolve().parent / 'grounding_corpus'
 # languages without data), each written before the rules it judged.
 HELD_OUT_DIRECTORY = CORPUS_DIRECTORY / 'heldout'
 HELD_OUT_ROUND4_DIRECTORY = CORPUS_DIRECTORY / 'heldout_round4'
-HELD_OUT_DIRECTORIES = (HELD_OUT_DIRECTORY,)
+HELD_OUT_DIRECTORIES = (HELD_OUT_DIRECTORY, HELD_OUT_ROUND4_DIRECTORY)
+# A held-out part may refuse this share of its plain statements (issue 33:
+# at most 2%, as first measured); it may admit nothing false and give no
+# wrong reason.
+HELD_OUT_FALSE_REJECTIONS_MAX = 0.02
 ROBOT_PROFILE = 'Mira'
 ROBOT_REFERENCES = ('you', 'your', 'yours', 'yourself')
 EXPECTS = ('created', 'rejected')
@@ -244,7 +248,8 @@ class Tally:
         """Return the per-language figures of the cases that name their language."""
         lines = [f'{"language":8} {"cases":>5} {"good":>5} {"false rej.":>10} {"false adm.":>10} '
                  f'{"wrong reason":>12}']
-        for code, (cases, good, rejected, admitted, wrong) in sorted(self.languages.items()):
+        for code, (cases, good, rejected, admitted, wrong) in sorted(
+                self.languages.items(), key=lambda item: item[0] or ''):
             if code is not None:
                 share = f'{rejected} ({100 * rejected / good:.1f}%)' if good else f'{rejected}'
                 lines.append(f'{code:8} {cases:5} {good:5} {share:>10} {admitted:10} {wrong:12}')
@@ -267,3 +272,9 @@ class Tally:
     @property
     def clean(self):
         return not (self.false_admissions or self.false_rejections or self.wrong_reasons)
+
+    def within(self, false_rejections_max):
+        """Return True for a held-out part: no false admission or wrong reason, few refused."""
+        good = sum(counts[1] for counts in self.languages.values())
+        return not (self.false_admissions or self.wrong_reasons) and (
+            len(self.false_rejections) <= false_rejections_max * good)

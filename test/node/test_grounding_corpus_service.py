@@ -10,7 +10,8 @@ through the admin services. The test prints the false admissions and false
 rejections and fails if either, or any wrong reason, is not zero.
 """
 
-from corpus_cases import HELD_OUT_DIRECTORIES, HELD_OUT_MINIMUM_CASES, load, ROBOT_PROFILE
+from corpus_cases import HELD_OUT_DIRECTORIES, HELD_OUT_FALSE_REJECTIONS_MAX
+from corpus_cases import HELD_OUT_MINIMUM_CASES, load, ROBOT_PROFILE
 from corpus_cases import Tally
 from memory_services import MemoryServices, remember_request, start_enabled_node
 import pytest
@@ -18,8 +19,13 @@ import pytest
 pytestmark = pytest.mark.ros
 
 
-def run_through_the_service(memory, corpus, title):
-    """Seed the corpus world through the admin services, send every case, check the Tally."""
+def run_through_the_service(memory, corpus, title, held_out=False):
+    """
+    Seed the corpus world through the admin services, send every case, check the Tally.
+
+    A held-out part may refuse at most HELD_OUT_FALSE_REJECTIONS_MAX of its
+    plain statements, as test_grounding_corpus.run_at_core_level says.
+    """
     for entity in corpus.entities:
         memory.entity(entity.name, entity_type=entity.entity_type, aliases=entity.aliases)
     before = memory.counts()
@@ -30,9 +36,13 @@ def run_through_the_service(memory, corpus, title):
         tally.record(case, response.status, response.outcome, response.reason)
 
     print(tally.report())
-    assert tally.clean, tally.report()
+    if held_out:
+        assert tally.within(HELD_OUT_FALSE_REJECTIONS_MAX), tally.report()
+    else:
+        assert tally.clean, tally.report()
     created = sum(case.expect == 'created' for case in corpus.cases)
-    assert memory.counts()['memory_count'] - before['memory_count'] == created
+    assert memory.counts()['memory_count'] - before['memory_count'] == (
+        created - len(tally.false_rejections))
 
 
 def test_every_corpus_case_through_the_service(ros, module_memory_node):
@@ -49,4 +59,4 @@ def test_every_held_out_case_through_the_service(directory, ros, module_memory_n
     run_through_the_service(
         MemoryServices(ros, node.prefix, node),
         load(directory, minimum=HELD_OUT_MINIMUM_CASES),
-        f'held-out grounding corpus ({directory.name})')
+        f'held-out grounding corpus ({directory.name})', held_out=True)

@@ -3,6 +3,8 @@
 
 import tomllib
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from mira_memory.core.admission import language, text, verdict
 from mira_memory.core.admission.language import Language, LANGUAGE_DIRECTORY
 from mira_memory.core.admission.text import tokenize
@@ -26,6 +28,17 @@ def test_a_typographic_apostrophe_has_the_plain_key():
 
 def test_combining_marks_belong_to_their_word():
     assert [token.text for token in tokenize('ra\u0301ma likes tea')][0] == 'ra\u0301ma'
+
+
+@settings(max_examples=2000)
+@given(st.text(alphabet="ab9_ '-.,:/!?\t\x1c\x0b\x00Z1", max_size=16))
+def test_ascii_text_splits_as_any_text_does(utterance):
+    # tokenize() takes a regular expression for ASCII text: the same tokens.
+    def fields(tokens):
+        return [(token.text, token.key, token.start, token.end, token.is_word)
+                for token in tokens]
+
+    assert fields(tokenize(utterance)) == fields(text._tokenize(utterance))
 
 
 @pytest.mark.parametrize('utterance', [

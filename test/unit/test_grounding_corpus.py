@@ -7,8 +7,8 @@ runs the identical cases through admit() on a real SQLite file, and checks
 the corpus rules themselves.
 """
 
-from corpus_cases import Corpus, CorpusError, HELD_OUT_DIRECTORIES, HELD_OUT_MINIMUM_CASES
-from corpus_cases import load
+from corpus_cases import Corpus, CorpusError, HELD_OUT_DIRECTORIES
+from corpus_cases import HELD_OUT_FALSE_REJECTIONS_MAX, HELD_OUT_MINIMUM_CASES, load
 from corpus_cases import MINIMUM_CASES, ROBOT_PROFILE, Tally
 from mira_memory.core.admission.rules import admit
 import pytest
@@ -40,8 +40,14 @@ def test_a_created_case_may_not_share_its_slot(corpus, tmp_path):
         _check(Corpus(corpus.entities, corpus.cases + (shadow,)))
 
 
-def run_at_core_level(corpus, store, title):
-    """Seed the corpus world into store, admit every case, return the Tally."""
+def run_at_core_level(corpus, store, title, held_out=False):
+    """
+    Seed the corpus world into store, admit every case, check the Tally.
+
+    A worked-on part must be exact; a held-out part may refuse at most
+    HELD_OUT_FALSE_REJECTIONS_MAX of its plain statements (and admit nothing
+    false, with no wrong reason).
+    """
     for entity in corpus.entities:
         added = store.add_entity(entity.entity_type, entity.name)
         for alias in entity.aliases:
@@ -54,9 +60,12 @@ def run_at_core_level(corpus, store, title):
         tally.record(case, result.status, result.outcome, result.reason)
 
     print(tally.report())
-    assert tally.clean, tally.report()
+    if held_out:
+        assert tally.within(HELD_OUT_FALSE_REJECTIONS_MAX), tally.report()
+    else:
+        assert tally.clean, tally.report()
     created = sum(case.expect == 'created' for case in corpus.cases)
-    assert store.counts()['memories'] - before == created
+    assert store.counts()['memories'] - before == created - len(tally.false_rejections)
 
 
 def test_every_case_at_core_level(corpus, store):
@@ -68,4 +77,21 @@ def test_every_held_out_case_at_core_level(directory, store):
     # Each written before the rules it judged and never tuned against
     # (round 3: issue 22; round 4: issue 33).
     run_at_core_level(load(directory, minimum=HELD_OUT_MINIMUM_CASES), store,
-                      f'held-out grounding corpus ({directory.name})')
+                      f'held-out grounding corpus ({directory.name})', held_out=True)
+
+
+def test_a_held_out_part_may_refuse_few_plain_statements_and_admit_nothing_false(corpus):
+    good = next(case for case in corpus.cases if case.expect == 'created')
+    bad = next(case for case in corpus.cases if case.expect == 'rejected')
+    tally = Tally.empty()
+    for _ in range(100):
+        tally.record(good, 'applied', 'created', '')
+    tally.record(good, 'rejected', '', 'evidence_not_in_utterance')
+    tally.record(good, 'rejected', '', 'evidence_not_in_utterance')
+
+    assert tally.within(HELD_OUT_FALSE_REJECTIONS_MAX)   # 2 of 102
+    tally.record(good, 'rejected', '', 'evidence_not_in_utterance')
+    assert not tally.within(HELD_OUT_FALSE_REJECTIONS_MAX)   # 3 of 103
+    admitted = Tally.empty()
+    admitted.record(bad, 'applied', 'created', '')
+    assert not admitted.within(HELD_OUT_FALSE_REJECTIONS_MAX)

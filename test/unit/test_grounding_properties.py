@@ -47,7 +47,8 @@ NEGATED = {'likes': ('does not like', "doesn't like", 'doesnt like', 'never like
                      'hardly ever likes', 'by no means likes'),
            'like': ('do not like', "don't like", 'dont like', 'never like', 'hardly ever like')}
 GOOD_LEADS = ('', 'Remember that ', 'For the record, ', 'Note that ', 'Just so you know, ',
-              'Nowadays ', 'Ok Kestrel, ', 'hey kestrel remember ', 'so um ', 'By the way, ')
+              'Nowadays ', 'Ok Kestrel, ', 'hey kestrel remember ', 'so um ', 'By the way, ',
+              "Don't worry, ", 'No joke, ', 'Bob Stone is away, so ')
 # Polite requests to remember assert their complement, question mark and all.
 REQUEST_LEADS = ('Will you remember that ', 'Could you make a note: ')
 BAD_LEADS = ('I doubt that ', 'If ', 'It is false that ', 'Bob Stone says ', 'Maybe ',
@@ -56,12 +57,19 @@ BAD_LEADS = ('I doubt that ', 'If ', 'It is false that ', 'Bob Stone says ', 'Ma
              'For now, ', 'Back when Bob Stone was here, ', 'Do you remember whether ',
              'Someday ')
 GOOD_TAILS = ('.', '!', ', every morning.', '; truly.', '', ' btw.', ' lol', ', mostly.',
-              ', but only in the evening.')
+              ', but only in the evening.',
+              # Round 4: what people add beside a statement is neutral.
+              ", so don't forget it.", ', call Bob Stone about it, not the desk.', ' \U0001f600',
+              ', bless her.', ' no joke.', ', and Bob Stone never does.', ', I told the kitchen.')
 BAD_TAILS = ('?', ', I think.', ', or not.', ", doesn't it?", ', Bob Stone says.', ', no?',
              ', I reckon.', '. Just kidding.', '. Not.', ' today.', ', if I remember right.',
-             '. Hmm, no, that was Bob Stone.', ' no', ', as if!', ' for now.')
-# "X and not Y": the value after the contrast is set aside (issue 22).
+             '. Hmm, no, that was Bob Stone.', ' no', ', as if!', ' for now.',
+             ', or so Bob Stone says.', ', said no one ever.', ', is that right?',
+             ', if the records are right.')
+# "X and not Y": the value after the contrast is set aside (issue 22), unless
+# a negating predicate takes what a negating contrast asserts (round 4).
 CONTRASTS = ('and not', 'rather than', 'as opposed to', 'but not')
+NEGATING_CONTRASTS = ('and not', 'but not')
 # The same clause in the six other languages (plain verb, negated verb): every
 # sentence is checked against every language's negators.
 FOREIGN_VERBS = (('aime', "n'aime pas"), ('mag', 'mag nie'), ('bebe', 'no bebe'),
@@ -195,8 +203,6 @@ def requests(draw):
     elif evidence_cut == 'first_word' and form == 'plain':
         evidence = clause.split(' ', 1)[1]
         grounded = False
-    if cut == 'complement':
-        grounded = False  # no proposed value below says "cakes": each one cuts it off
 
     subject = said
     if draw(OTHER_SUBJECT_DRAWS):
@@ -216,13 +222,24 @@ def requests(draw):
     elif value_form == 'subject':
         proposed_value = said
         grounded = False
-    if contrast and draw(BOOLEANS):
+    # The polarity a grounded predicate must have: the clause's own.
+    asserted_negated = negated
+    if contrast and draw(BOOLEANS) and value_form == 'same':
         proposed_value = other_value
-        grounded = False
-    predicate_negated = draw(PREDICATE_NEGATED_DRAWS[negated])
+        if contrast in NEGATING_CONTRASTS and not negated:
+            # Round 4: "likes tea and not coffee" asserts the negation of
+            # coffee, which a negating predicate carries (does_not_like).
+            asserted_negated = True
+        else:
+            # Set aside; after a negated clause the contrast takes the
+            # negation back ("doesn't like tea but not coffee").
+            grounded = False
+    if cut == 'complement' and proposed_value != other_value:
+        grounded = False  # no proposed value says "cakes": each one but the other cuts it off
+    predicate_negated = draw(PREDICATE_NEGATED_DRAWS[asserted_negated])
     # Many slots, so that grounded requests are often created, not conflicts.
     predicate = '%s_%d' % (draw(PREDICATE_DRAWS[predicate_negated]), draw(SLOT_DRAWS))
-    grounded &= predicate_negated == negated
+    grounded &= predicate_negated == asserted_negated
 
     number = next(_turns)
     context = TurnContext(f'p{number}', 't1', respell(rng, utterance))

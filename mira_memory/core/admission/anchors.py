@@ -62,7 +62,38 @@ class Anchored:
     longer_subject_candidates: Tuple[Tuple[str, bool], ...] = ()
 
 
-def judge(c, structure_, first, stop, subject_span, value_spans, in_names, negations):
+@dataclass(frozen=True)
+class Marks:
+    """What scope.py found that the anchor rules read: pseudo-triggers and corrections."""
+
+    pseudo: frozenset = frozenset()       # token indices inside a pseudo-trigger
+    retracted: frozenset = frozenset()    # token indices inside a retraction
+    # (start, stop) of pseudo-triggers that hold a negator: "never says no to"
+    affirmations: tuple = ()
+    # The sentence is in a language that capitalizes every noun (German).
+    nouns_capitalized: bool = False
+
+    def affirmed(self, first, stop):
+        """Return True when a double negation that asserts stands in [first, stop)."""
+        return any(first <= begin and end <= stop for begin, end in self.affirmations)
+
+
+def marks_of(lang, analysis, structure_, found):
+    """Return the Marks of a sentence's trigger occurrences."""
+    pseudo, retracted, affirmations = set(), set(), []
+    for occurrence in found:
+        span = range(occurrence.start, occurrence.stop)
+        if occurrence.trigger.kind == 'pseudo':
+            pseudo.update(span)
+            if any(lang.is_negator(analysis.keys[index]) for index in span):
+                affirmations.append((occurrence.start, occurrence.stop))
+        elif occurrence.trigger.kind == 'retraction':
+            retracted.update(span)
+    capitalized = (structure_.language or structure_.clause_language) in lang.capitalized_nouns
+    return Marks(frozenset(pseudo), frozenset(retracted), tuple(affirmations), capitalized)
+
+
+def judge(c, structure_, first, stop, subject_span, value_spans, in_names, negations, marks):
     """Return the Anchored verdict of the subject, the value and the polarity."""
     lang, tokens = c.lang, c.tokens
     if subject_span is None:
@@ -77,7 +108,7 @@ def judge(c, structure_, first, stop, subject_span, value_spans, in_names, negat
     # again after a false start may stand before the value too.
     allowed, _ = clauses.walk(c, (first,), structure_.end, lead=True, prefixes=True, also=same,
                               skipped=structure_.skipped)
-    bracket = structure_.language in lang.verb_bracket
+    bracket = (structure_.language or structure_.clause_language) in lang.verb_bracket
     # "d'Odile": a name opened by an elided preposition is said as a possessor.
     elided = tokens[subject_first].start < subject_span[0]
     if elided or subject_first not in allowed and not (
@@ -90,7 +121,7 @@ def judge(c, structure_, first, stop, subject_span, value_spans, in_names, negat
     for value_span in value_spans or [None]:
         verdict = _value_and_polarity(
             c, first, stop, subject_span, subject_first, subject_stop, possessive, value_span,
-            in_names, structure_.suppressed, negations, bracket)
+            in_names, structure_.suppressed, negations, marks, bracket)
         if verdict.failure is None:
             return verdict
         first_failure = first_failure or verdict
@@ -224,7 +255,7 @@ def _is_adverb(lang, key):
                for suffix in lang.adverb_suffixes)
 
 
-def _possessor_failure(c, tokens, subject_stop, value_first, end):
+def _possessor_failure(c, tokens, subject_stop, value_first, end, nouns_capitalized=False):
     """
     Return 'subject_possessor' when a possessed subject is not what the clause describes.
 
@@ -262,8 +293,8 @@ def _possessor_failure(c, tokens, subject_stop, value_first, end):
         while after < value_first and (tokens[after].key in lang.subject_prefixes or (
                 tokens[after].text == '.' and tokens[after - 1].key in lang.subject_prefixes)):
             after += 1
-        if copula and after == value_first and (
-                c.relationship or tokens[value_first].text[:1].isupper()):
+        if copula and after == value_first and (c.relationship or (
+                tokens[value_first].text[:1].isupper() and not nouns_capitalized)):
             return None
         return 'subject_possessor'
     if copula:
@@ -303,10 +334,23 @@ def _genitive_failure(c, first, subject_span, subject_first, subject_stop, stop)
     return None
 
 
+def _bracket_word(lang, key):
+    """Return True unless only languages without a verb bracket know key ("cakes")."""
+    known = lang.word_languages.get(key, ())
+    return _is_closing_verb(lang, key) or any(code in lang.verb_bracket for code in known)
+
+
 def _is_closing_verb(lang, key):
-    """Return True for an infinitive or participle closing a clause ("wohnen", "verheiratet")."""
+    """
+    Return True for what may close a verb-final clause.
+
+    An infinitive or participle ("wohnen", "verheiratet") or a predicative
+    adjective ("gültig", "geldig").
+    """
     return key.endswith(lang.infinitive_endings) or (
-        key.startswith(lang.participle_prefixes) and key.endswith(lang.participle_endings))
+        key.startswith(lang.participle_prefixes) and key.endswith(lang.participle_endings)) or (
+        any(key.endswith(ending) and len(key) > len(ending) + 2
+            for ending in lang.predicative_endings))
 
 
 def _inverted(lang, tokens, first, subject_first):
@@ -323,7 +367,7 @@ def _inverted(lang, tokens, first, subject_first):
 
 
 def _value_and_polarity(c, first, stop, subject_span, subject_first, subject_stop, possessive,
-                        value_span, in_names, suppressed, negations, bracket=False):
+                        value_span, in_names, suppressed, negations, marks, bracket=False):
     lang, tokens = c.lang, c.tokens
     if value_span is None:
         return Anchored('value_partial')
@@ -366,15 +410,22 @@ def _value_and_polarity(c, first, stop, subject_span, subject_first, subject_sto
     contracted = tokens[value_stop - 1].key.endswith(lang.contraction_suffixes) and (
         not tokens[value_stop - 1].key.endswith(lang.possessive_suffixes))
     closing_verb = closing_verb or contracted
+    # A verb-final language closes the clause with one word after the value
+    # ("Friedas Reisepass ist bis 2031 gültig", "die Türkisch spricht").
+    # (Not a word only a language without one knows: "mag green tea | cakes".)
+    closing_verb = closing_verb or (bracket and value_stop + 1 == stop
+                                    and _bracket_word(lang, tokens[value_stop].key))
     if value_stop < stop and not value_possessive and not closing_verb:
         following = tokens[value_stop]
+        keys = c.analysis.keys
         if following.is_word and (
                 following.key in lang.value_continuers or not (
                     following.key in lang.function_words or _elided(lang, following.key)
                     or following.key in lang.value_followers
-                    or _is_adverb(lang, following.key))):
+                    or _is_adverb(lang, following.key)
+                    or phrase_lengths(lang.contrast_markers, keys, value_stop))):
             return Anchored('value_partial')
-    failure = _set_aside(c, tokens, first, value_first, value_stop, stop, suppressed)
+    failure = _set_aside(c, tokens, first, value_first, value_stop, stop, suppressed, marks)
     if failure:
         return Anchored(failure)
     if possessive and value_first < subject_stop:
@@ -388,7 +439,8 @@ def _value_and_polarity(c, first, stop, subject_span, subject_first, subject_sto
     if subject_key in lang.possessive_subjects:
         possessive = True
     if possessive:
-        failure = _possessor_failure(c, tokens, subject_stop, value_first, stop)
+        failure = _possessor_failure(c, tokens, subject_stop, value_first, stop,
+                                     marks.nouns_capitalized)
         if failure:
             return Anchored(failure)
 
@@ -398,9 +450,10 @@ def _value_and_polarity(c, first, stop, subject_span, subject_first, subject_sto
         failure = _other_clause(lang, tokens, subject_stop, value_first)
         if failure:
             return Anchored(failure)
-        person, candidates = _other_subject(lang, tokens, subject_stop, value_first, same)
+        person, candidates = _other_subject(lang, tokens, subject_stop, value_first, same,
+                                            marks.retracted)
 
-    polarity = _polarity_failure(c, first, stop, value_span, in_names, negations)
+    polarity = _polarity_failure(c, first, stop, value_span, in_names, negations, marks)
     if polarity:
         return Anchored(polarity)
     longer = []
@@ -421,7 +474,7 @@ def _value_and_polarity(c, first, stop, subject_span, subject_first, subject_sto
     return Anchored(None, person, candidates, tuple(longer))
 
 
-def _set_aside(c, tokens, first, value_first, value_stop, stop, suppressed):
+def _set_aside(c, tokens, first, value_first, value_stop, stop, suppressed, marks):
     """
     Return a failure when the value is not what was asserted of it.
 
@@ -432,12 +485,27 @@ def _set_aside(c, tokens, first, value_first, value_stop, stop, suppressed):
     lang = c.lang
     keys = [token.key for token in tokens[first:stop]]
     start = value_first - first
+    negating = bool(set(c.predicate.split('_')) & lang.predicate_negators)
     # An article may stand between the marker and the value ("not the coffee").
     ends = {start}
     if start > 0 and keys[start - 1] in lang.function_words:
         ends.add(start - 1)
     for begin, end in phrase_spans(lang.contrast_markers, keys[:start]):
         if end not in ends or (end - begin == 1 and keys[begin] in suppressed):
+            continue
+        if first + begin in marks.pseudo or (end < len(keys) and keys[end] in lang.additives):
+            # "won't eat anything but rice", "ne boit que du thé" (after a
+            # negation: only this) and "not only X but also Y" assert the value.
+            continue
+        if begin > 0 and keys[begin - 1] in lang.copulas and not lang.is_negator(keys[begin]):
+            # "Lars is anything but shy" negates: polarity judges it.
+            continue
+        if negating and any(lang.is_negator(key, suppressed) for key in keys[begin:end]) and (
+                not any(lang.is_negator(key, suppressed) for key in keys[:begin])):
+            # "... and never the weekend" with never_works: the negation is
+            # what is asserted of the weekend, which polarity judges. After a
+            # negated clause ("doesn't like tea but not coffee") the contrast
+            # takes the negation back: the value is set aside.
             continue
         # A bare negator is a contrast only after a comma or a joiner
         # ("tea, not coffee", "tea and not coffee"); "is not a smoker" is
@@ -446,7 +514,16 @@ def _set_aside(c, tokens, first, value_first, value_stop, stop, suppressed):
         previous = tokens[first + begin - 1] if first + begin > first else None
         if single and not (previous is not None and (
                 previous.text in BOUNDARIES or previous.key in lang.clause_joiners
-                or previous.key in lang.coordinators)):
+                or previous.key in lang.coordinators
+                # "rides a gazelle not a batavus" (speech, no comma): a new
+                # phrase after a complete one, no negation before in the clause
+                # ("ne mange pas de viande" negates the clause)
+                or (previous.is_word and previous.key not in lang.function_words
+                    and previous.key not in lang.copulas and end < len(keys)
+                    and clauses.ends_phrase(lang, tokens, first + begin - 1)
+                    and (keys[begin] in lang.contrast_openers or keys[end] in lang.function_words
+                         or tokens[first + end].is_number)
+                    and not any(lang.is_negator(key, suppressed) for key in keys[:begin])))):
             continue
         return 'value_set_aside'
     # "prefers trains to planes": what a preference is compared with is set aside.
@@ -455,14 +532,42 @@ def _set_aside(c, tokens, first, value_first, value_stop, stop, suppressed):
     if preferring and any(keys[end - 1] in lang.preference_contrasts
                           and first + end - 1 > preferring[0] for end in ends if end > 0):
         return 'value_set_aside'
-    if tokens[value_first].is_number:
-        if any(end in ends and end == start for _, end in phrase_spans(
-                lang.approximators, keys[:start])):
+    if tokens[value_first].is_number or tokens[value_first].key in lang.number_words:
+        # (An approximator may follow an elided article: "d'environ trente".)
+        unelided = [_unelided(lang, key) for key in keys[:start]]
+        if any(end in ends and end == start and first + begin not in marks.pseudo
+               for begin, end in phrase_spans(lang.approximators, unelided)):
+            # ("valid until 2031", "válido hasta 2031": no approximation.)
             return 'value_approximate'
         after = [token.key for token in tokens[value_stop:stop]]
         if after and phrase_lengths(lang.approximators_after, after, 0):
             return 'value_approximate'
     return None
+
+
+def _unelided(lang, key):
+    """Return key without an elided function word before it ("d'environ" -> "environ")."""
+    head, mark, rest = key.partition("'")
+    return rest if mark and rest and head + mark in lang.function_words else key
+
+
+def _resumes_or_describes(lang, tokens, opener, value_first):
+    """
+    Return True for what follows the subject's comma without opening another subject.
+
+    A pronoun resuming the name ("My colleague Sami, she is from Beirut") or
+    an appositive of at most four words closed by a comma ("Jasper, our
+    night porter, speaks four languages").
+    """
+    key = tokens[opener].key
+    if key in lang.subject_pronouns and key in lang.persons and (
+            opener + 1 < value_first and tokens[opener + 1].is_word):
+        return True
+    if key in lang.possessive_determiners or key in lang.subject_prefixes:
+        closing = next((index for index in range(opener, min(opener + 5, value_first))
+                        if not tokens[index].is_word), None)
+        return closing is not None and tokens[closing].text == ','
+    return False
 
 
 def _other_clause(lang, tokens, after_subject, value_first):
@@ -507,7 +612,7 @@ def _subject_relative(lang, tokens, index):
                for phrases in lang.subject_relatives.values() for phrase in phrases)
 
 
-def _polarity_failure(c, first, stop, value_span, in_names, negations):
+def _polarity_failure(c, first, stop, value_span, in_names, negations, marks):
     """
     Return the polarity failure: the evidence's negation and the predicate's must agree.
 
@@ -541,7 +646,12 @@ def _polarity_failure(c, first, stop, value_span, in_names, negations):
     carries = bool(parts & (lang.predicate_negators | said))
     if negated and not carries:
         return 'negation_not_carried'
-    if carries and not negated and parts & lang.predicate_negators:
+    if carries and not negated and parts & lang.predicate_negators and not idioms:
+        # ("can't stand" with cannot_stand: the idiom is the predicate's own.)
+        return 'negation_not_said'
+    if idioms == [] and (c.predicate in lang.aversion_predicates
+                         or parts & lang.aversion_predicates) and marks.affirmed(first, stop):
+        # "never says no to cake" with dislikes: the double negation says yes.
         return 'negation_not_said'
     return None
 
@@ -550,13 +660,15 @@ def _names_relation(lang, tokens, first, value_first, value_stop, stop):
     """Return True for "... is <value>'s <at most 3 words>" ending the evidence."""
     before = tokens[value_first - 1] if value_first > first else None
     rest = tokens[value_stop:stop]
-    return (before is not None and before.is_word and before.key in lang.copulas
+    return (before is not None and before.is_word and (
+                before.key in lang.copulas or (before.key in lang.persons
+                                               and before.key.endswith("'s")))
             and 0 < len(rest) <= _POSSESSED_MAX_WORDS
             and all(token.is_word and not token.key.endswith(lang.apostrophe_suffixes)
                     for token in rest))
 
 
-def _other_subject(lang, tokens, after_subject, value_first, same):
+def _other_subject(lang, tokens, after_subject, value_first, same, transparent=frozenset()):
     """
     Look for another subject between the subject and the value.
 
@@ -579,7 +691,10 @@ def _other_subject(lang, tokens, after_subject, value_first, same):
         opener = index + 1
         while opener < value_first and not tokens[opener].is_word:
             opener += 1
-        if opener >= value_first:
+        if opener >= value_first or opener in transparent:
+            # "Nils speaks Danish, I mean Norwegian": a correction is no subject.
+            continue
+        if index == after_subject and _resumes_or_describes(lang, tokens, opener, value_first):
             continue
         openings += 1
         if openings > _CLAUSES_CHECKED_MAX or (

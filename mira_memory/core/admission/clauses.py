@@ -30,7 +30,7 @@ what the other clauses say is neutral unless a trigger reaches the evidence
 """
 
 from dataclasses import dataclass
-from typing import FrozenSet, Tuple
+from typing import FrozenSet, NamedTuple, Tuple
 
 from mira_memory.core.admission.text import BOUNDARIES, COORDINATING_MARKS, phrase_lengths
 from mira_memory.core.admission.text import QUOTES
@@ -46,6 +46,9 @@ SUBORDINATOR = 'subordinator'
 DISCOURSE = 'discourse'
 SUBJECT = 'subject'
 QUESTION = 'question'
+CONTRAST = 'contrast'
+_PHRASE_KINDS = {'terminations': TERMINATION, 'soft_terminations': SOFT_TERMINATION,
+                 'subordinators': SUBORDINATOR, 'coordinators': COORDINATOR}
 # Punctuation that always ends a clause; a comma or slash ends one only
 # before what opens a clause (a list goes on after it).
 _WEAK_MARKS = frozenset(',/\u3001\uff0c')
@@ -56,8 +59,7 @@ _REPEAT_MAX_WORDS = 3
 UNCLAIMED_MIN_WORDS = 4
 
 
-@dataclass(frozen=True)
-class Boundary:
+class Boundary(NamedTuple):
     """A cut between two clauses: tokens [index, after) are its marker ("," / "because")."""
 
     index: int
@@ -79,6 +81,9 @@ class Structure:
     # the words that lose another language's reading there.
     language: str
     suppressed: FrozenSet[str]
+    # The language whose closed-class words the sentence holds most of: its
+    # clause words cut the sentence ('' on a tie: every language's).
+    clause_language: str = ''
 
     def boundary_before(self, index):
         """Return the last boundary whose clause starts at or before index, or None."""
@@ -111,11 +116,11 @@ def structure(analysis, sentence, lang):
 
 
 def _structure(analysis, sentence, lang):
-    tokens = analysis.tokens
-    code = sentence_language(lang, tokens, sentence)
+    tokens, keys = analysis.tokens, analysis.keys
+    code, clause_language = _languages(lang, tokens, sentence)
     suppressed = lang.homographs.get(code, frozenset())
-    skipped = _skipped(lang, tokens, sentence)
-    own = lang.clause_words(code)
+    own = lang.clause_words(clause_language)
+    skipped = _skipped(own, tokens, sentence)
     boundaries = []
     index = sentence.start
     while index < sentence.end:
@@ -126,18 +131,21 @@ def _structure(analysis, sentence, lang):
         if not token.is_word:
             if token.text in BOUNDARIES or token.is_symbol:
                 strong = token.text not in _WEAK_MARKS
-                kind = TERMINATION if token.text in COORDINATING_MARKS else PUNCTUATION
+                # A semicolon or an emoji ends a thought like a full stop.
+                kind = (TERMINATION if token.text in COORDINATING_MARKS or token.is_symbol
+                        else PUNCTUATION)
                 boundaries.append(Boundary(index, index + 1, kind, STRONG if strong else WEAK))
             index += 1
             continue
-        found = _word_boundary(lang, analysis, sentence, index, skipped, own)
+        found = (_word_boundary(lang, analysis, sentence, index, skipped, own)
+                 if keys[index] in lang.boundary_words else None)
         if found is None:
             index += 1
             continue
         boundaries.append(found)
         index = max(found.after, index + 1)
     return Structure(sentence.start, sentence.end, tuple(boundaries), frozenset(skipped), code,
-                     suppressed)
+                     suppressed, clause_language)
 
 
 def _word_boundary(lang, analysis, sentence, index, skipped, own):
@@ -146,33 +154,71 @@ def _word_boundary(lang, analysis, sentence, index, skipped, own):
     key = keys[index]
     if index == sentence.start:
         return None
-    if key in own.terminations:
-        return Boundary(index, index + 1, TERMINATION, STRONG)
-    if key in own.soft_terminations:
-        return Boundary(index, index + 1, SOFT_TERMINATION, WEAK)
-    if key in own.subordinators:
-        # "that", "after", "which" may also stand inside a phrase ("likes
-        # that café", "eats after 8"): weak, like "and".
-        return Boundary(index, index + 1, SUBORDINATOR, WEAK)
-    if key in own.coordinators:
-        return Boundary(index, index + 1, COORDINATOR, WEAK)
-    lengths = phrase_lengths(lang.discourse_markers, keys, index)
-    if lengths:
-        return Boundary(index, index + max(lengths), DISCOURSE, WEAK)
+    for words, name in own.phrases.get(key, ()):
+        if tuple(keys[index:index + len(words)]) == words:
+            kind = _PHRASE_KINDS[name]
+            return Boundary(index, index + len(words), kind,
+                            STRONG if kind == TERMINATION else WEAK)
+    kind = own.kinds.get(key)
+    if kind is not None:
+        return Boundary(index, index + 1, kind, STRONG if kind == TERMINATION else WEAK)
+    if key in lang.discourse_markers:
+        lengths = phrase_lengths(lang.discourse_markers, keys, index)
+        if lengths:
+            return Boundary(index, index + max(lengths), DISCOURSE, WEAK)
     previous = _previous_word(tokens, index, sentence.start, skipped)
+    if (previous is not None and tokens[previous].is_word and _content(lang, keys[previous])
+            and ends_phrase(lang, tokens, previous)
+            and _contrast_negator(lang, analysis, index, sentence.start, sentence.end)):
+        # "fenna rides a gazelle not a batavus", "trinkt nur Wasser kein Bier":
+        # a negation after a complete phrase sets the next one aside.
+        return Boundary(index, index, CONTRAST, STRONG)
+    if not (key in own.subject_pronouns or key in lang.question_openers or (
+            "'" in key and key in lang.clause_words('').subject_pronouns)):
+        return None
     # A new subject or a question after a clause that ended without a
     # comma (speech recognition writes none): "... tea she drinks it hot",
     # "... the first aider does he know". After a preposition or article the
     # pronoun is an object ("con ella").
-    after_content = previous is not None and tokens[previous].is_word and (
-        keys[previous] not in lang.function_words or keys[previous] in lang.value_followers)
-    if after_content and key in own.subject_pronouns:
+    # ("con" is listed as a value follower, not a function word, for English;
+    # an object pronoun ends a clause too: "... bless her she's been ...")
+    after_content = (previous is not None and tokens[previous].is_word and (
+        (keys[previous] not in lang.function_words and keys[previous] not in lang.value_followers)
+        or (keys[previous] in lang.persons and keys[previous] not in own.subject_pronouns)))
+    if after_content and (key in own.subject_pronouns or "'" in key):
+        # (A pronoun with an apostrophe is one in any language: "... she's amazing".)
         return Boundary(index, index, SUBJECT, STRONG)
     following = _next_word(tokens, index + 1, sentence.end, skipped)
     if (after_content and key in lang.question_openers and following is not None
             and (keys[following] in lang.persons or keys[following] in own.subject_pronouns)):
         return Boundary(index, index, QUESTION, STRONG)
     return None
+
+
+def _content(lang, key):
+    return key not in lang.function_words and key not in lang.copulas
+
+
+def _contrast_negator(lang, analysis, index, start, end):
+    """Return True for a negator that opens a contrast: "not a batavus", "kein Bier"."""
+    key = analysis.keys[index]
+    if key not in lang.negators or index + 1 >= end or any(
+            lang.is_negator(analysis.keys[position]) for position in range(start, index)):
+        # (A negation already in the clause: "ne mange pas de viande".)
+        return False
+    following = analysis.tokens[index + 1]
+    return following.is_word and (key in lang.contrast_openers
+                                  or following.key in lang.function_words or following.is_number)
+
+
+def ends_phrase(lang, tokens, index):
+    """Return True when the word at index closes a noun phrase ("a gazelle", "nur Wasser")."""
+    if tokens[index].is_number:
+        return True
+    before = tokens[index - 1] if index > 0 else None
+    return before is not None and before.is_word and (
+        before.key in lang.function_words or before.is_number
+        or before.key in lang.restrictives) and before.key not in lang.copulas
 
 
 def _previous_word(tokens, index, start, skipped):
@@ -188,40 +234,73 @@ def _next_word(tokens, index, end, skipped):
     return index if index < end else None
 
 
-def _skipped(lang, tokens, sentence):
-    """Return the fillers and the first copy of every word group said twice in a row."""
+def _skipped(own, tokens, sentence):
+    """
+    Return the fillers and the first copy of every word group said twice in a row.
+
+    own: the sentence's clause words (English "er" is a filler, German "er" is "he").
+    """
     skipped = {index for index in range(sentence.start, sentence.end)
-               if tokens[index].is_word and tokens[index].key in lang.fillers}
+               if tokens[index].is_word and tokens[index].key in own.fillers}
     words = [index for index in range(sentence.start, sentence.end)
              if tokens[index].is_word and index not in skipped]
+    keys = [tokens[index].key for index in words]
+    if len(set(keys)) == len(keys):
+        return skipped  # no word twice: nothing was said twice in a row
     position = 0
     while position < len(words):
         for count in range(_REPEAT_MAX_WORDS, 0, -1):
-            first = words[position:position + count]
-            second = words[position + count:position + 2 * count]
-            if len(second) < count:
+            after = position + count
+            if after + count > len(words) or keys[position] != keys[after]:
                 continue
-            # Only words between them (no punctuation): "tea, tea with lemon" is a list.
-            span = range(first[0], second[-1] + 1)
-            if any(not tokens[i].is_word for i in span):
+            if keys[position:after] != keys[after:after + count]:
                 continue
-            if [tokens[i].key for i in first] == [tokens[i].key for i in second] and not (
-                    count == 1 and tokens[first[0]].is_number):
-                skipped.update(first)
-                position += count - 1
-                break
+            # Only words between them (no punctuation): "tea, tea with lemon" is a
+            # list; a number said twice is two numbers.
+            first, last = words[position], words[after + count - 1]
+            if last - first + 1 - sum(1 for index in range(first, last + 1)
+                                      if index in skipped) != 2 * count:
+                continue
+            if count == 1 and tokens[first].is_number:
+                continue
+            skipped.update(words[position:after])
+            position += count - 1
+            break
         position += 1
     return skipped
 
 
-def sentence_language(lang, tokens, sentence):
-    """Return the language with the most marker words in the sentence ('' on a tie or none)."""
-    counts = {}
+def _languages(lang, tokens, sentence):
+    """Return (the sentence's language by its markers, by its closed-class words)."""
+    markers, words = {}, {}
     for token in tokens[sentence.start:sentence.end]:
         if token.is_word:
-            for code, markers in lang.markers.items():
-                if token.key in markers:
-                    counts[code] = counts.get(code, 0) + 1
+            for code in lang.marker_languages.get(token.key, ()):
+                markers[code] = markers.get(code, 0) + 1
+            for code in lang.word_languages.get(token.key, ()):
+                words[code] = words.get(code, 0) + 1
+    return _winner(markers), _winner(words)
+
+
+def _winner(counts):
+    if not counts:
+        return ''
+    best = max(counts.values())
+    winners = [code for code, count in counts.items() if count == best]
+    return winners[0] if len(winners) == 1 else ''
+
+
+def sentence_language(lang, tokens, sentence, index=None):
+    """
+    Return the language with the most marker words in the sentence ('' on a tie or none).
+
+    index: lang.marker_languages (the default) or lang.word_languages.
+    """
+    index = lang.marker_languages if index is None else index
+    counts = {}
+    for token in tokens[sentence.start:sentence.end]:
+        for code in index.get(token.key, ()) if token.is_word else ():
+            counts[code] = counts.get(code, 0) + 1
     if not counts:
         return ''
     best = max(counts.values())
@@ -245,15 +324,19 @@ def opens_clause(lang, analysis, structure_, index, also=()):
     if index in also:
         return True
     key = keys[index]
-    own = lang.clause_words(structure_.language)
+    following = _next_word(tokens, index + 1, structure_.end, structure_.skipped)
+    if following is not None and keys[following] in lang.change_adverbs:
+        # "war früher Briefträger und führt jetzt ...": a new state begins.
+        return True
+    own = lang.clause_words(structure_.clause_language)
     return (key in own.subject_pronouns or key in own.subordinators or key in own.terminations
             or key in own.soft_terminations or lang.is_negator(key, structure_.suppressed)
+            or key in lang.change_adverbs
             or key in lang.interjection_words or bool(phrase_lengths(lang.lead_ins, keys, index))
             or bool(phrase_lengths(lang.restrictives, keys, index))
             or (key in lang.question_openers
                 and _next_is_person(lang, analysis, structure_, index))
-            or (key not in lang.function_words and any(
-                trigger.kind != 'pseudo' for _, trigger in lang.trigger_phrases.get(key, ()))))
+            or (key in lang.trigger_words and key not in lang.function_words))
 
 
 def _next_is_person(lang, analysis, structure_, index):
@@ -298,10 +381,12 @@ def walk(claim, positions, end, *, lead=True, prefixes=False, also=frozenset(), 
             key = keys[here]
             if lead:
                 for table in (lang.lead_ins, lang.interjections):
-                    steps.extend(here + length for length in phrase_lengths(table, keys, here))
+                    if key in table:
+                        steps.extend(here + length for length in phrase_lengths(table, keys, here))
                 # "Would you (please) <lead-in>": a request opener counts only
                 # before a lead-in, whose complement it asserts.
-                for length in phrase_lengths(lang.request_lead_ins, keys, here):
+                for length in (phrase_lengths(lang.request_lead_ins, keys, here)
+                               if key in lang.request_lead_ins else ()):
                     after = here + length
                     if (after < end and phrase_lengths(lang.lead_ins, keys, after)) or any(
                             word in lang.lead_ins and word not in lang.interjection_words
@@ -312,7 +397,9 @@ def walk(claim, positions, end, *, lead=True, prefixes=False, also=frozenset(), 
                              if tuple(keys[here:here + len(name)]) == name)
                 if key in lang.openers:
                     steps.append(here + 1)
-            if key in also or (prefixes and key in lang.subject_prefixes):
+            if key in also or (prefixes and key in lang.subject_prefixes and not (
+                    here + 1 < end and keys[here + 1] in lang.genitive_prepositions)):
+                # (A title, but "la sœur de Sidonie" is a relation: the possessor rule's.)
                 steps.append(here + 1)
             if prefixes:
                 steps.extend(_relation_steps(lang, tokens, here, end))
@@ -339,12 +426,17 @@ NAME_MAX_WORDS = 4
 def _relation_steps(lang, tokens, here, end):
     """Yield where a subject name may start after "my cousin", "our old dog", "me and"."""
     token = tokens[here]
-    if token.key in lang.possessive_determiners:
+    if token.key in lang.possessive_determiners or token.key in lang.articles:
+        # "my cousin Bob", "the new intern Sofia" (never "the sister of Sien")
         for count in range(1, _RELATION_MAX_WORDS + 1):
             words = tokens[here + 1:here + 1 + count]
-            if len(words) == count and here + count < end and all(
-                    word.is_word and word.key not in lang.function_words for word in words):
-                yield here + 1 + count
+            after = here + 1 + count
+            if len(words) == count and after < end and all(
+                    word.is_word and word.key not in lang.function_words
+                    and word.key not in lang.genitive_prepositions for word in words) and not (
+                    tokens[after].key in lang.genitive_prepositions):
+                # (Before "de", "of", the name is the possessor: "la hermana de Maite".)
+                yield after
     # "me and Ada", "Bob and Ada": a subject coordinated with the speaker or a name.
     for count in range(1, NAME_MAX_WORDS):
         words = tokens[here:here + count]
@@ -361,51 +453,72 @@ def unclaimed(claim, structure_, names):
     """
     Return True when a sentence is in a language the rules have no data for.
 
-    Names (the subject, a relationship's value), numbers and the robot's name
-    aside, the sentence is unclaimed when a word holds a letter no claimed
-    language writes ("piętrze", "Tromsø" said as a word), when its words of
-    unclaimed languages ("jest", "kanske", "değil") are at least as many as
-    the words the claimed languages' data knows, or when it has
-    UNCLAIMED_MIN_WORDS words or more and the data knows none of them. The
-    rules find hedges and negations only in the languages they have data
-    for, so such a sentence cannot be shown to be a plain statement.
+    Names (the subject and the value), numbers and the robot's name aside,
+    the sentence is unclaimed when a word holds a letter no claimed language
+    writes ("piętrze"), when one unclaimed language knows more of its words
+    than any claimed language does (language/unclaimed.toml against the
+    claimed files and their common_words: "Erik bor i Göteborg" is Swedish,
+    "Kasia nie je mięsa" Polish although German has "nie" and French "je"),
+    or when it has UNCLAIMED_MIN_WORDS words or more and no claimed language
+    knows any of them. The rules find hedges and negations only in the
+    languages they have data for, so such a sentence cannot be shown to be a
+    plain statement.
     """
-    lang, tokens = claim.lang, claim.analysis.tokens
-    cached = claim.analysis.cache.get(('unclaimed', structure_.start))
-    if cached is None:
-        cached = _unclaimed_words(lang, claim.analysis, structure_, claim.vocatives)
-        claim.analysis.cache[('unclaimed', structure_.start)] = cached
-    words, letters, foreign, known = cached
-    if not letters and not foreign and (len(words) < UNCLAIMED_MIN_WORDS or len(known) > 2):
-        # The common case: names can take at most two known words away.
-        return False
-    inside = {index for index in words if any(
-        span[0] <= tokens[index].start and tokens[index].end <= span[1] for span in names)}
-    if any(index not in inside for index in letters):
+    tokens = claim.analysis.tokens
+    key = ('unclaimed', structure_.start)
+    words = claim.analysis.cache.get(key)
+    if words is None:
+        words = _unclaimed_words(claim.lang, claim.analysis, structure_, claim.vocatives)
+        claim.analysis.cache[key] = words
+    inside = {index for index, _, _, _ in words for start, end in names
+              if start <= tokens[index].start and tokens[index].end <= end}
+    counted = [word for word in words if word[0] not in inside]
+    if any(letters for _, letters, _, _ in counted):
         return True
-    foreign = [index for index in foreign if index not in inside]
-    known = [index for index in known if index not in inside]
-    if foreign and len(foreign) >= len(known):
+    claimed, other = {}, {}
+    for _, _, unclaimed_languages, claimed_languages in counted:
+        for code in claimed_languages:
+            claimed[code] = claimed.get(code, 0) + 1
+        for code in unclaimed_languages:
+            other[code] = other.get(code, 0) + 1
+    best = max(claimed.values(), default=0)
+    other_best = max(other.values(), default=0)
+    if other_best > best:
         return True
-    return len(words) - len(inside) >= UNCLAIMED_MIN_WORDS and not known
+    if other_best and other_best == best and any(
+            letters or any(sequence in tokens[index].key
+                           for sequence in claim.lang.unclaimed_sequences)
+            for index, letters, _, _ in words):
+        # A tie, and a word (the subject and the value too) is written with a
+        # letter or letter sequence no claimed language has: "Kasia nie je
+        # mięsa" (German knows "nie" and "je" too), "Zofia pochodzi z Krakowa".
+        return True
+    return len(counted) >= UNCLAIMED_MIN_WORDS and not best
 
 
 def _unclaimed_words(lang, analysis, structure_, vocatives):
+    """Return (index, unclaimed letters, unclaimed languages, claimed languages) per word."""
     tokens, keys = analysis.tokens, analysis.keys
     robot = set()
     for name in vocatives:
         for index in range(structure_.start, structure_.end):
-            if tuple(keys[index:index + len(name)]) == name:
+            if keys[index] == name[0] and tuple(keys[index:index + len(name)]) == name:
                 robot.update(range(index, index + len(name)))
-    words = [index for index in range(structure_.start, structure_.end)
-             if tokens[index].is_word and not tokens[index].is_number
-             and index not in structure_.skipped and index not in robot]
-    letters = [index for index in words
-               if any(char in lang.unclaimed_letters for char in keys[index])]
-    foreign = [index for index in words if keys[index] in lang.unclaimed_words]
-    known = [index for index in words if keys[index] in lang.known_words
-             or _known_form(lang, keys[index])]
-    return words, letters, foreign, known
+    words = []
+    for index in range(structure_.start, structure_.end):
+        token = tokens[index]
+        # (Fillers count: one language's filler is another's word, "er".)
+        if not token.is_word or token.is_number or index in robot:
+            continue
+        key = keys[index]
+        languages = lang.known_languages.get(key, ())
+        if not languages and _known_form(lang, key):
+            languages = ('',)
+        # (A capitalized word inside the sentence is a name: "... from Łódź".)
+        letters = not lang.unclaimed_letters.isdisjoint(key) and not (
+            index > structure_.start and token.text[:1].isupper())
+        words.append((index, letters, lang.unclaimed_languages.get(key, ()), languages))
+    return words
 
 
 def _known_form(lang, key):
@@ -451,9 +564,21 @@ def shape_failure(claim, structure_, sentence, first, stop, subject_span):
     while opening_quote > start and tokens[opening_quote - 1].text in QUOTES:
         opening_quote -= 1
     named = _named_walk(claim, structure_, start, reached)
-    if first not in named and opening_quote not in named:
+    if first not in named and opening_quote not in named and not _after_relation(
+            claim, structure_, named, first):
         return 'not_a_clause', ()
     return None, _addressed(claim, structure_, first, stop)
+
+
+def _after_relation(claim, structure_, reached, first):
+    """Return True for "our parrot | Kiko", "nuestro loro | Paquito": a relation of any words."""
+    lang, tokens = claim.lang, claim.analysis.tokens
+    pronouns = lang.clause_words(structure_.clause_language).subject_pronouns
+    return any(
+        first - position in (2, 3) and tokens[position].key in lang.possessive_determiners
+        and all(token.is_word and token.key not in pronouns
+                for token in tokens[position + 1:first])
+        for position in reached if position < first)
 
 
 def _lead_walk(claim, structure_, start):
@@ -507,15 +632,19 @@ def _is_vocative(lang, words):
         for word in words)
 
 
-def end_failure(claim, structure_, stop):
+def end_failure(claim, structure_, stop, found=()):
     """
     Return 'not_a_clause' unless the evidence ends where its clause ends.
 
     Straight after it, before the next clause, only trailing words ("btw",
-    "lol"), the robot's name, an adverb or a measure word may follow ("...
-    beautifully", "... 190 cm tall"); a phrase there ("tea | with lemon") is
-    part of the clause the evidence cut. In unpunctuated speech an
-    imperative also starts a new clause ("... the first aider call him").
+    "lol", "bless her"), the robot's name, an adverb or a measure word may
+    follow ("... beautifully", "... 190 cm tall"); a phrase there ("tea |
+    with lemon", "tea | cakes") is part of the clause the evidence cut. In
+    unpunctuated speech a new clause may also start there without a mark:
+    with an imperative ("... the first aider call him"), an interjection, a
+    trigger or contrast ("... oat milk not cow milk", "... nobody else"), a
+    restrictive ("só chá verde") or an article opening another phrase ("...
+    number nine the one with the stickers"). found: the sentence's triggers.
     """
     lang, tokens, keys = claim.lang, claim.analysis.tokens, claim.analysis.keys
     index = stop
@@ -525,14 +654,27 @@ def end_failure(claim, structure_, stop):
                 if boundary.index >= index), structure_.end)
     words = [position for position in range(index, end)
              if tokens[position].is_word and position not in structure_.skipped]
+    starts = {occurrence.start for occurrence in found}
     position = 0
     while position < len(words):
         here = words[position]
         key = keys[here]
-        if key in lang.imperatives or phrase_lengths(lang.lead_ins, keys, here) or (
-                phrase_lengths(lang.request_lead_ins, keys, here)):
+        if (here in starts or lang.imperative_length(keys, here)
+                or phrase_lengths(lang.lead_ins, keys, here)
+                or phrase_lengths(lang.request_lead_ins, keys, here)
+                or phrase_lengths(lang.contrast_markers, keys, here)
+                or phrase_lengths(lang.restrictives, keys, here)
+                or (position == 0 and key in lang.function_words
+                    and key not in lang.value_continuers
+                    and key not in lang.phrase_prepositions)):
+            # (A phrase of its own after a complete clause: "... the one with
+            # the stickers", "toca el violín | desde los seis años"; "tea |
+            # with lemon" would continue what the clause says.)
             return None
+        if keys[here:here + len(words) - position] == keys[stop - (len(words) - position):stop]:
+            return None  # the value said again: "... is sixteen always sixteen"
         length = max(phrase_lengths(lang.trailing, keys, here)
+                     + phrase_lengths(lang.interjections, keys, here)
                      + [len(name) for name in claim.vocatives
                         if tuple(keys[here:here + len(name)]) == name] + [0])
         if not length and (key in lang.value_followers or is_adverb(lang, key)):

@@ -23,14 +23,15 @@ import os
 import pathlib
 import tomllib
 from typing import Optional
+import unicodedata
 
-from mira_memory.core.admission.text import key_of, tokenize
+from mira_memory.core.admission.text import key_of, phrase_lengths, tokenize
 
 LANGUAGE_DIRECTORY = pathlib.Path(__file__).resolve().parent / 'language'
 # The version of the rules' code: major for a rule that refuses what it
 # admitted before (or the reverse), minor for a new rule or word class.
 # rules_digest() names the word lists they read.
-RULES_VERSION = '4.0.0'
+RULES_VERSION = '5.0.0'
 # An optional directory of further language files (language_files()).
 EXTRA_LANGUAGE_ENV = 'MIRA_MEMORY_EXTRA_LANGUAGE_DIR'
 
@@ -57,13 +58,15 @@ REACHES = ('clause', 'sentence', 'turn')
 POSITIONS = ('anywhere', 'end')
 TRIGGER_FIELDS = frozenset((
     'class', 'direction', 'reach', 'at', 'tail', 'closing', 'ends_scope', 'backward_when_last',
-    'takes_object', 'after_negation', 'words', 'suffixes', 'prefixes', 'example', 'note'))
+    'takes_object', 'after_negation', 'requires', 'unless', 'words', 'suffixes', 'prefixes',
+    'example', 'note'))
 # Placeholders a trigger phrase may hold: "until {weekday}", "ne {any} que".
 PLACEHOLDERS = ('{weekday}', '{month}', '{number}', '{any}')
 # The words that cut a sentence into clauses count only in a sentence of
 # their own language (or of none): Italian "ma" (but) is French "my".
+# So do fillers: English "er" is German "he".
 CLAUSE_WORD_KEYS = ('terminations', 'soft_terminations', 'coordinators', 'subordinators',
-                    'subject_pronouns')
+                    'subject_pronouns', 'fillers')
 
 # The keys a language file may hold (language/en.toml explains each).
 LANGUAGE_KEYS = frozenset((
@@ -77,12 +80,14 @@ LANGUAGE_KEYS = frozenset((
     'function_words', 'value_followers', 'adverb_suffixes', 'markers', 'homographs',
     'contraction_suffixes', 'plain_phrases', 'verb_bracket', 'genitive_prepositions',
     'preference_verbs', 'preference_contrasts', 'infinitive_endings', 'participle_prefixes',
-    'participle_endings',
+    'participle_endings', 'predicative_endings',
     # round 4: clauses, scopes, speech, and text the rules cannot read
     'trigger', 'terminations', 'soft_terminations', 'subordinators', 'discourse_markers',
-    'imperatives', 'subject_pronouns',
+    'imperatives', 'enclitics', 'subject_pronouns', 'change_adverbs', 'additives',
+    'capitalized_nouns',
+    'number_words', 'phrase_prepositions',
     'fillers', 'weekdays', 'month_names', 'subject_relatives', 'restrictives',
-    'unclaimed_words', 'unclaimed_letters'))
+    'common_words', 'unclaimed', 'unclaimed_letters', 'unclaimed_sequences'))
 
 
 @dataclass(frozen=True)
@@ -111,6 +116,11 @@ class Trigger:
     # A pseudo-trigger only after a negation in its clause ("won't eat
     # anything but rice"); elsewhere its words are read by the other records.
     after_negation: bool = False
+    # Phrases one of which must (requires) or must not (unless) stand in the
+    # trigger's clause: "starts ... in September" is a plan, "works until
+    # five every day" a habit.
+    requires: tuple = ()
+    unless: tuple = ()
     language: str = ''
 
     @property
@@ -196,6 +206,7 @@ class Language:
         self.infinitive_endings = endings('infinitive_endings')
         self.participle_prefixes = tuple(sorted(words('participle_prefixes')))
         self.participle_endings = endings('participle_endings')
+        self.predicative_endings = endings('predicative_endings')
         # Round 4: where clauses start, and speech's own words.
         self.terminations = words('terminations')
         self.soft_terminations = words('soft_terminations')
@@ -204,24 +215,55 @@ class Language:
         for table in tables:
             own = self._clause_words.setdefault(table.get('language', ''), ClauseWords())
             for name in CLAUSE_WORD_KEYS:
-                getattr(own, name).update(key_of(word) for word in table.get(name, ()))
+                for phrase in table.get(name, ()):
+                    keys = phrase_keys(phrase)
+                    if len(keys) == 1:
+                        getattr(own, name).add(keys[0])
+                    elif keys:
+                        # "parce que", "por isso": a boundary of several words.
+                        own.phrases.setdefault(keys[0], []).append((keys, name))
         self._all_clause_words = ClauseWords()
         for own in self._clause_words.values():
             for name in CLAUSE_WORD_KEYS:
                 getattr(self._all_clause_words, name).update(getattr(own, name))
+            for first, found in own.phrases.items():
+                self._all_clause_words.phrases.setdefault(first, []).extend(found)
+            own.index()
+        self._all_clause_words.index()
         self.discourse_markers = phrases('discourse_markers')
-        self.imperatives = words('imperatives')
+        self.imperatives = phrases('imperatives')
+        self.enclitics = endings('enclitics')
+        self.change_adverbs = words('change_adverbs')
+        self.number_words = words('number_words')
+        self.phrase_prepositions = words('phrase_prepositions')
+        self.additives = words('additives')
         self.subject_pronouns = words('subject_pronouns')
-        self.fillers = words('fillers')
         self.weekdays = words('weekdays')
         self.month_names = words('month_names') | self.months
         self.subject_relatives = phrases('subject_relatives')
         self.restrictives = phrases('restrictives')
         self.unclaimed_letters = frozenset(
             key_of(letter) for table in tables for letter in table.get('unclaimed_letters', ()))
-        # Words every claimed language file knows: a sentence made of other
-        # words, or of unclaimed_words, is in a language without data.
-        self.unclaimed_words = words('unclaimed_words')
+        self.unclaimed_sequences = tuple(sorted(
+            key_of(text) for table in tables for text in table.get('unclaimed_sequences', ())))
+        # Frequent words of languages without data (language/unclaimed.toml):
+        # word -> the codes of the unclaimed languages that use it.
+        self.unclaimed_languages = {}
+        for table in tables:
+            for code, found in table.get('unclaimed', {}).items():
+                for word in found:
+                    key = key_of(word)
+                    if code not in self.unclaimed_languages.get(key, ()):
+                        self.unclaimed_languages[key] = (
+                            self.unclaimed_languages.get(key, ()) + (code,))
+        # Articles: the subject prefixes that are function words ("the", "der"),
+        # or would be but for another language's value ("la": LA, "die").
+        self.articles = self.subject_prefixes & (self.function_words | self.value_followers)
+        # Negators that are determiners open a contrast themselves ("kein Bier").
+        self.contrast_openers = frozenset(
+            keys[0] for keys in (phrase_keys(phrase) for table in tables
+                                 for phrase in table.get('contrast_markers', ()))
+            if len(keys) == 1)
         # Words that may open a complete clause although they are function
         # words: persons, articles and titles, possessive determiners.
         self.clause_openers = (self.persons | self.subject_prefixes
@@ -232,33 +274,69 @@ class Language:
         # "no" = "in the" is not the negator "no").
         self.markers = {}
         self.homographs = {}
+        self.marker_languages = {}
         # Languages whose verb comes second and whose participles and
         # infinitives close the clause ("Seit 2015 wohnt Wiebke in Graz").
         self.verb_bracket = frozenset(
             table.get('language', '') for table in tables if table.get('verb_bracket'))
+        # Languages that write every noun with a capital: a capital is no name there.
+        self.capitalized_nouns = frozenset(
+            table.get('language', '') for table in tables if table.get('capitalized_nouns'))
         for table in tables:
             code = table.get('language', '')
             self.markers[code] = self.markers.get(code, frozenset()) | frozenset(
                 key_of(word) for word in table.get('markers', ()))
             self.homographs[code] = self.homographs.get(code, frozenset()) | frozenset(
                 key_of(word) for word in table.get('homographs', ()))
+        for code, markers in self.markers.items():
+            for marker in markers:
+                self.marker_languages[marker] = self.marker_languages.get(marker, ()) + (code,)
+        # The language whose closed-class words a sentence holds most of picks
+        # the words that cut its clauses (clauses.py); its markers alone pick
+        # which homographs lose their other readings.
+        self.word_languages = {}
+        for table in tables:
+            code = table.get('language', '')
+            own = set(self.markers[code])
+            for name in ('function_words', 'copulas', 'first_person', 'second_person',
+                         'third_person', 'possessive_determiners', 'conjunctions',
+                         'common_words'):
+                own.update(key_of(word) for word in table.get(name, ()) if ' ' not in word)
+            for word in own:
+                if code not in self.word_languages.get(word, ()):
+                    self.word_languages[word] = self.word_languages.get(word, ()) + (code,)
         # Every word a claimed language's data holds: the measure of whether
         # a sentence is in a claimed language at all (see clauses.unclaimed).
-        # Single words only: a word that the data holds only inside a phrase
-        # ("jest" in "in jest") may well be another language's ("jest", Polish "is").
-        known = set()
+        # Which claimed languages know each word (single words only: a word
+        # the data holds only inside a phrase, "jest" in "in jest", may well be
+        # another language's, Polish "jest"). clauses.unclaimed weighs a
+        # sentence's words of each claimed language against its unclaimed_words.
+        known = {}
         for table in tables:
+            code = table.get('language', '')
+            if 'unclaimed' in table:
+                continue
+            own = set()
             for name, value in table.items():
-                if name in ('unclaimed_words', 'unclaimed_letters', 'trigger', 'language'):
+                if name in ('trigger', 'language'):
                     continue
                 for item in value if isinstance(value, list) else ():
                     keys = phrase_keys(str(item))
                     if len(keys) == 1:
-                        known.add(keys[0])
-        known.update(keys[0] for found in self.trigger_phrases.values() for keys, _ in found
-                     if len(keys) == 1)
+                        own.add(keys[0])
+            for row in table.get('trigger', ()):
+                own.update(keys[0] for keys in map(phrase_keys, row.get('words', ()))
+                           if len(keys) == 1)
+            for word in own:
+                known[word] = known.get(word, ()) + (code,)
+        self.known_languages = known
         self.known_words = frozenset(known)
-        self.unclaimed_words = self.unclaimed_words - self.known_words
+        # Every word that may cut a clause (clauses._word_boundary is asked
+        # only about these).
+        self.boundary_words = frozenset(
+            self._all_clause_words.kinds) | self._all_clause_words.subject_pronouns | frozenset(
+            self._all_clause_words.phrases) | frozenset(self.discourse_markers) | (
+            self.question_openers) | self.negators
         # Words that continue a noun phrase: a value cannot end right before them.
         self.value_continuers = frozenset(('of', 'or', 'nor', "'s"))
 
@@ -282,10 +360,28 @@ class Language:
         self.trigger_phrases = {
             first: tuple(sorted(found, key=lambda item: (-len(item[0]), item[1].at != 'end')))
             for first, found in phrases.items()}
+        # The same phrases as a trie of their words, so a sentence is matched in
+        # one walk per word however many phrases share a first word ("in the
+        # film", "in the story", ...): {word: (ending here, {next word: ...})}.
+        self.trigger_trie = {}
+        for found in self.trigger_phrases.values():
+            for keys, trigger in found:
+                node = self.trigger_trie
+                for position, key in enumerate(keys):
+                    ending, children = node.setdefault(key, ([], {}))
+                    if position == len(keys) - 1:
+                        ending.append((keys, trigger))
+                    node = children
+        self.trigger_words = frozenset(
+            keys[0] for found in self.trigger_phrases.values() for keys, trigger in found
+            if trigger.kind != 'pseudo')
         self.trigger_suffixes = tuple(sorted(suffixes, key=lambda item: len(item[0]),
                                              reverse=True))
         self.trigger_prefixes = tuple(sorted(prefixes, key=lambda item: len(item[0]),
                                              reverse=True))
+        # (For one str.endswith / startswith test per word before the loop.)
+        self.trigger_suffix_texts = tuple(text for text, _ in self.trigger_suffixes)
+        self.trigger_prefix_texts = tuple(text for text, _ in self.trigger_prefixes)
         self.negators = frozenset(
             keys[0] for found in self.trigger_phrases.values() for keys, trigger in found
             if len(keys) == 1 and trigger.kind == 'negation')
@@ -298,12 +394,38 @@ class Language:
         """Return the words that cut clauses in a sentence of language code ('': all of them)."""
         return self._clause_words.get(code) or self._all_clause_words
 
+    def imperative_length(self, keys, index):
+        """
+        Return how many words of an imperative start at keys[index] (0: none).
+
+        An imperative with a pronoun attached is one too: "liga-lhe",
+        "appelle-le" (a hyphen), "llámala", "chiamalo" (an enclitic; Spanish
+        writes the stress the pronoun moved: "lláma-" is "llama").
+        """
+        lengths = phrase_lengths(self.imperatives, keys, index)
+        if lengths:
+            return max(lengths)
+        key = keys[index]
+        stems = [key.partition('-')[0]] if '-' in key else []
+        stems += [key[:-len(suffix)] for suffix in self.enclitics
+                  if key.endswith(suffix) and len(key) > len(suffix) + 1]
+        return int(any((_without_acute(stem),) in self.imperatives.get(_without_acute(stem), ())
+                       or (stem,) in self.imperatives.get(stem, ()) for stem in stems))
+
     def is_negator(self, key, suppressed=frozenset()):
         """Return True for a negating word ("not", "doesn't", "n'aime", "nicht")."""
         if key in suppressed:
             return False
         return (key in self.negators or key.endswith(self.negator_suffixes)
                 or (key.startswith(self.negator_prefixes) and len(key) > 2))
+
+
+def _without_acute(word):
+    """Return word without acute accents ("lláma" -> "llama")."""
+    if word.isascii():
+        return word
+    return unicodedata.normalize(
+        'NFC', unicodedata.normalize('NFD', word).replace('\u0301', ''))
 
 
 @dataclass
@@ -315,6 +437,20 @@ class ClauseWords:
     coordinators: set = field(default_factory=set)
     subordinators: set = field(default_factory=set)
     subject_pronouns: set = field(default_factory=set)
+    fillers: set = field(default_factory=set)
+    # word -> the kind of clause boundary it makes (clauses.py), the first
+    # of termination, soft termination, subordinator, coordinator.
+    kinds: dict = field(default_factory=dict)
+    # first word -> [(words, list name)] for the boundaries of several words
+    phrases: dict = field(default_factory=dict)
+
+    def index(self):
+        """Fill kinds from the word sets."""
+        for kind, words in (('coordinator', self.coordinators),
+                            ('subordinator', self.subordinators),
+                            ('soft_termination', self.soft_terminations),
+                            ('termination', self.terminations)):
+            self.kinds.update(dict.fromkeys(words, kind))
 
 
 def phrase_keys(phrase):
@@ -353,7 +489,9 @@ def _trigger(code, number, row):
         raise ValueError(f'{where}: closing is "infinitive" or absent')
     return Trigger(kind, direction, reach, at, tail, closing, bool(row.get('ends_scope')),
                    bool(row.get('backward_when_last')), bool(row.get('takes_object')),
-                   bool(row.get('after_negation')), code)
+                   bool(row.get('after_negation')),
+                   tuple(phrase_keys(phrase) for phrase in row.get('requires', ())),
+                   tuple(phrase_keys(phrase) for phrase in row.get('unless', ())), code)
 
 
 def language_files():

@@ -269,7 +269,10 @@ def _fold_in_segments(display):
     for index in range(1, length + 1):
         if index < length:
             char = display[index]
-            if char >= '\x80' and not _starts_segment(char):
+            # After a space a segment always starts: a space is a starter that
+            # composes with nothing, so folding cannot join across it (a
+            # trailing jamo such as U+11B0 after a space starts a word).
+            if char >= '\x80' and display[index - 1] != ' ' and not _starts_segment(char):
                 continue
         piece = display[begin:index]
         piece = piece.lower() if piece.isascii() else _fold(piece)

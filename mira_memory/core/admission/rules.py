@@ -26,17 +26,17 @@ rejection (README.md mirrors this list as its rule table):
 6-9. subject, related entity and value must occur in that span, and a
    relationship's value must name its related entity.
 
-Then the grounding rules (grounding.py; what was said is what is stored):
+Then the grounding rules (verdict.py and its stages; what was said is what
+is stored):
 
-10. evidence_not_in_utterance: the evidence is a plain statement: one
-    complete clause of one sentence that is not a question (a polite request
-    to remember is not one); everything else in its sentence is an allowed
-    lead-in, interjection, the robot's name, a name addressed, trailing word,
-    adverbial, contrast or complete coordinated clause; no word of the
-    sentence (in any language of language/) makes it conditional, doubted,
-    reported, hedged or modal, a plan, the future or an ended past, or scopes
-    it to now; no negation outside it governs it; no later sentence of the
-    turn takes it back.
+10. evidence_not_in_utterance: the evidence is a plain statement: every
+    sentence of the turn is in a language with data; the evidence lies in
+    one sentence, is not a question (a polite request to remember is not
+    one), starts and ends where a clause does; no trigger of the language
+    data (negation from outside it, denial, hedge, modal, report, condition,
+    time scope, future, ended past, question tag, retraction, sarcasm)
+    reaches it with its scope; what other clauses say is neutral; no later
+    sentence of the turn takes it back.
 11. subject_not_supported: the subject opens that clause (after lead-ins,
     articles, titles, "my cousin", "me and") and is not only a possessor of a
     person or of something the predicate does not name; the value is not in
@@ -60,9 +60,7 @@ insert, so nothing can change between the checks and the write:
     stands between the subject and the value ("Ada met Bob in Paris"), the
     subject is not the start of another entity's longer name ("Ada" said as
     part of "Ada Lovelace" while "Ada" is another person), and a second-person
-    subject is not addressed to another entity ("Ada, you like tea.");
-    evidence_not_in_utterance: a word group set off around the statement
-    ("Zed, Ada likes tea.") is accounted for only as a known name addressed.
+    subject is not addressed to another entity ("Ada, you like tea.").
 18. duplicate (applied, nothing written), conflict (facts and preferences
     share one slot per subject and predicate), 19. the per-turn limit, then
     the insert of the memory and, in the same transaction, its receipt

@@ -25,7 +25,7 @@ wait, a Saab" takes the Volvo back and asserts the Saab. Negation inside
 the evidence is the predicate's to carry (anchors.polarity).
 """
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from mira_memory.core.admission import clauses
 from mira_memory.core.admission.language import Trigger
@@ -42,8 +42,7 @@ _TAG_MAX_WORDS = 4
 _FORWARD_AFTER_JOINER = frozenset(('condition', 'report', 'hedge', 'modal', 'denial'))
 
 
-@dataclass(frozen=True)
-class Occurrence:
+class Occurrence(NamedTuple):
     """One trigger found in a sentence: tokens [start, stop)."""
 
     start: int
@@ -69,11 +68,12 @@ def _find(lang, analysis, structure_, vocatives):
     # that", "could you remember that") are the operator talking to the
     # robot; phrases count anywhere ("Yeah right, ...").
     lead = _lead_end(lang, analysis, structure_, vocatives)
+    matches = {index: _matched(lang, analysis, index, end) for index in range(start, end)}
     masked = set()
     found = []
     for index in range(start, end):
-        for phrase, trigger in lang.trigger_phrases.get(keys[index], ()):
-            if trigger.kind == 'pseudo' and _matches(lang, analysis, phrase, index, end) and (
+        for phrase, trigger in matches[index]:
+            if trigger.kind == 'pseudo' and (
                     not trigger.after_negation
                     or _negated_before(lang, analysis, structure_, index)):
                 found.append(Occurrence(index, index + len(phrase), trigger))
@@ -91,15 +91,14 @@ def _find(lang, analysis, structure_, vocatives):
             continue
         key = keys[index]
         match = None
-        for phrase, trigger in lang.trigger_phrases.get(key, ()):
+        for phrase, trigger in matches[index]:
             if trigger.kind == 'pseudo':
                 continue
             if len(phrase) == 1 and (index < lead or key in suppressed or (
                     key in lang.months and is_month(lang, tokens, index))):
                 continue
             candidate = Occurrence(index, index + len(phrase), trigger)
-            if (_matches(lang, analysis, phrase, index, end)
-                    and not masked.intersection(range(index, index + len(phrase)))
+            if (not masked.intersection(range(index, index + len(phrase)))
                     and _applies(lang, analysis, structure_, candidate)):
                 match = candidate
                 break
@@ -115,6 +114,41 @@ def _find(lang, analysis, structure_, vocatives):
     return found
 
 
+def _matched(lang, analysis, index, end):
+    """Return the (phrase, trigger) pairs whose words start at index, longest first."""
+    entry = lang.trigger_trie.get(analysis.keys[index])
+    if entry is None:
+        return ()
+    found = list(entry[0])
+    frontier = [(entry[1], index + 1)] if entry[1] else []
+    while frontier:
+        node, position = frontier.pop()
+        if position >= end:
+            continue
+        for word in _readings(lang, analysis.tokens[position]):
+            entry = node.get(word)
+            if entry is not None:
+                found.extend(entry[0])
+                if entry[1]:
+                    frontier.append((entry[1], position + 1))
+    if len(found) > 1:
+        found.sort(key=lambda item: (-len(item[0]), item[1].at != 'end'))
+    return found
+
+
+def _readings(lang, token):
+    """Yield what a token may stand for in a phrase: itself, then the placeholders it fills."""
+    yield token.key
+    if token.is_word:
+        yield '{any}'
+        if token.key in lang.weekdays:
+            yield '{weekday}'
+        if token.key in lang.month_names:
+            yield '{month}'
+        if token.is_number:
+            yield '{number}'
+
+
 def _negated_before(lang, analysis, structure_, index):
     """Return True when a negator stands earlier in the clause of index."""
     return any(analysis.tokens[position].is_word
@@ -124,39 +158,25 @@ def _negated_before(lang, analysis, structure_, index):
 
 def _affixed(lang, key, index):
     """Return a trigger carried by a word's ending or opening ("doesn't", "n'aime", "she'll")."""
-    for suffix, trigger in lang.trigger_suffixes:
-        if key.endswith(suffix) and len(key) > len(suffix):
-            return Occurrence(index, index + 1, trigger)
-    for prefix, trigger in lang.trigger_prefixes:
-        if key.startswith(prefix) and len(key) > 2:
-            return Occurrence(index, index + 1, trigger)
+    if key.endswith(lang.trigger_suffix_texts):
+        for suffix, trigger in lang.trigger_suffixes:
+            if key.endswith(suffix) and len(key) > len(suffix):
+                return Occurrence(index, index + 1, trigger)
+    if len(key) > 2 and key.startswith(lang.trigger_prefix_texts):
+        for prefix, trigger in lang.trigger_prefixes:
+            if key.startswith(prefix):
+                return Occurrence(index, index + 1, trigger)
     return None
-
-
-def _matches(lang, analysis, phrase, index, end):
-    keys = analysis.keys
-    if index + len(phrase) > end:
-        return False
-    for offset, word in enumerate(phrase):
-        key = keys[index + offset]
-        if word == '{weekday}':
-            ok = key in lang.weekdays
-        elif word == '{month}':
-            ok = key in lang.month_names
-        elif word == '{number}':
-            ok = analysis.tokens[index + offset].is_number
-        elif word == '{any}':
-            ok = analysis.tokens[index + offset].is_word
-        else:
-            ok = key == word
-        if not ok:
-            return False
-    return True
 
 
 def _applies(lang, analysis, structure_, occurrence):
     """Return True when an occurrence's conditions hold (closing infinitive, end of sentence)."""
     trigger = occurrence.trigger
+    if trigger.requires and not _in_clause(lang, analysis, structure_, occurrence,
+                                           trigger.requires):
+        return False
+    if trigger.unless and _in_clause(lang, analysis, structure_, occurrence, trigger.unless):
+        return False
     if trigger.closing == 'infinitive':
         end = structure_.clause_end(occurrence.start)
         last = end - 1
@@ -167,6 +187,21 @@ def _applies(lang, analysis, structure_, occurrence):
     if trigger.at == 'end':
         return _only_tags_after(lang, analysis, structure_, occurrence.stop)
     return True
+
+
+def _in_clause(lang, analysis, structure_, occurrence, phrases):
+    """Return True when one of phrases stands in the occurrence's clause, around it."""
+    # (A trigger that is a boundary word itself, "until", opens the clause after it.)
+    begin = structure_.clause_start(occurrence.start)
+    end = structure_.clause_end(occurrence.stop)
+    tokens = analysis.tokens
+    for index in range(begin, end):
+        for phrase in phrases:
+            if index + len(phrase) <= end and all(
+                    word in _readings(lang, tokens[index + offset])
+                    for offset, word in enumerate(phrase)):
+                return True
+    return False
 
 
 def _only_tags_after(lang, analysis, structure_, index):
@@ -244,9 +279,10 @@ def scope(claim, structure_, occurrence, openers=()):
 def _forward_end(claim, structure_, occurrence, openers):
     if occurrence.trigger.reach == 'turn':
         return len(claim.analysis.tokens)
-    # "won't eat anything but rice": a pseudo-trigger that ends scopes.
+    # "won't eat anything but rice": a pseudo-trigger that ends negations.
     stops = [found.start for found in occurrences(claim, structure_)
-             if found.trigger.ends_scope and found.start >= occurrence.stop]
+             if found.trigger.ends_scope and found.start >= occurrence.stop
+             and occurrence.trigger.kind == 'negation']
     return min(stops + [_boundary_end(claim, structure_, occurrence, openers)])
 
 
@@ -259,12 +295,23 @@ def _boundary_end(claim, structure_, occurrence, openers):
         if reach == 'sentence':
             if _terminates(lang, analysis, structure_, boundary, openers):
                 return boundary.index
-        elif clauses.effective(lang, analysis, structure_, boundary, openers) and _has_content(
-                lang, analysis, structure_, occurrence.stop, boundary.index):
-            # A scope with no word of its own yet reaches on into the next
-            # clause: "It's not that | Ada likes tea".
+        elif boundary.kind == clauses.TERMINATION or (
+                clauses.effective(lang, analysis, structure_, boundary, openers)
+                and not _alone(lang, analysis, structure_, occurrence, boundary)):
+            # A trigger alone in its clause reaches on into the next one ("At
+            # the moment, | Lars lives ...", "It's not that | Ada ..."), never
+            # past "but".
             return boundary.index
     return structure_.end
+
+
+def _alone(lang, analysis, structure_, occurrence, boundary):
+    """Return True when the occurrence's clause up to boundary holds no word of its own."""
+    if occurrence.trigger.kind == 'negation':
+        return not _has_content(lang, analysis, structure_, occurrence.stop, boundary.index)
+    begin = structure_.clause_start(occurrence.start)
+    return not (_has_content(lang, analysis, structure_, begin, occurrence.start)
+                or _has_content(lang, analysis, structure_, occurrence.stop, boundary.index))
 
 
 def _has_content(lang, analysis, structure_, start, stop):
@@ -290,24 +337,33 @@ def _backward_start(claim, structure_, occurrence):
         return 0
     if trigger.tail is not None:
         # "..., she told me herself" is a report; "..., I told the kitchen" is not.
+        # A person said after the verb is the one reporting ("me lo dijo su
+        # hermana"), not what was told.
         words_after = sum(
             1 for index in range(occurrence.stop, structure_.clause_end(occurrence.start))
             if analysis.tokens[index].is_word and index not in structure_.skipped
-            and analysis.keys[index] not in lang.persons)
+            and analysis.keys[index] not in lang.persons
+            and analysis.keys[index] not in lang.possessive_determiners
+            and analysis.keys[index] not in lang.relation_nouns)
         if words_after > trigger.tail:
             return None
-    if trigger.backward_when_last and _clause_follows(claim, structure_, occurrence):
-        return None
     opening = _opening_boundary(structure_, occurrence)
-    if trigger.reach == 'clause':
-        return structure_.start if opening is None else opening.after
     # A condition, report or hedge whose clause "and", "so", "but" or a
     # subordinator opened belongs to what follows ("... so if someone gets
     # hurt, call him", "... and I think Bob ..."); sarcasm and retractions
     # reach back anyway ("..., and pigs fly").
-    if trigger.kind in _FORWARD_AFTER_JOINER and opening is not None and opening.kind in (
-            clauses.COORDINATOR, clauses.SOFT_TERMINATION, clauses.TERMINATION,
-            clauses.SUBORDINATOR):
+    joined = trigger.kind in _FORWARD_AFTER_JOINER and opening is not None and opening.kind in (
+        clauses.COORDINATOR, clauses.SOFT_TERMINATION, clauses.TERMINATION,
+        clauses.SUBORDINATOR) and analysis.keys[opening.index] not in lang.relative_pronouns
+    if trigger.backward_when_last:
+        if joined or _clause_follows(claim, structure_, occurrence):
+            return None
+        # A condition at the end belongs to the clause right before it:
+        # "... he gets really upset if you mix them up".
+        return _previous_clause_start(claim, structure_, occurrence)
+    if trigger.reach == 'clause':
+        return structure_.start if opening is None else opening.after
+    if joined:
         return None
     begin = structure_.start
     for boundary in structure_.boundaries:
@@ -318,17 +374,40 @@ def _backward_start(claim, structure_, occurrence):
     return begin
 
 
+def _previous_clause_start(claim, structure_, occurrence):
+    """Return where the clause before the occurrence's own clause starts."""
+    lang, analysis = claim.lang, claim.analysis
+    before = [boundary for boundary in structure_.boundaries
+              if boundary.after <= occurrence.start and boundary.index < occurrence.start
+              and clauses.effective(lang, analysis, structure_, boundary)]
+    own = [boundary for boundary in before if boundary.index >= occurrence.start - 1]
+    starts = [boundary.after for boundary in before if boundary not in own]
+    # ... or an imperative without a mark: "o gilberto é o eletricista |
+    # liga-lhe quando precisares" (the condition is the call's).
+    starts += [index for index in range(structure_.start + 1, occurrence.start)
+               if _unmarked_imperative(lang, analysis, index)]
+    return max(starts, default=structure_.start)
+
+
 def _clause_follows(claim, structure_, occurrence):
     """Return True when another clause follows the occurrence's own clause in its sentence."""
     lang, analysis = claim.lang, claim.analysis
     for boundary in structure_.boundaries:
-        if boundary.index > occurrence.stop and clauses.has_words(
-                analysis, structure_, boundary.after, structure_.end):
+        # (A new subject right after "if" is the condition's own: "if he's on nights".)
+        if (boundary.index > occurrence.stop and not (
+                boundary.kind == clauses.SUBJECT and boundary.index == occurrence.stop)
+                and clauses.has_words(analysis, structure_, boundary.after, structure_.end)):
             return True
     # Speech recognition writes no comma: "if someone gets hurt call him".
-    return any(analysis.keys[index] in lang.imperatives and analysis.tokens[index - 1].is_word
-               and analysis.keys[index - 1] not in lang.function_words
+    return any(_unmarked_imperative(lang, analysis, index)
                for index in range(occurrence.stop + 1, structure_.end))
+
+
+def _unmarked_imperative(lang, analysis, index):
+    """Return True for an imperative right after a content word: a clause without a mark."""
+    return bool(lang.imperative_length(analysis.keys, index)
+                and analysis.tokens[index - 1].is_word
+                and analysis.keys[index - 1] not in lang.function_words)
 
 
 def _opening_boundary(structure_, occurrence):
@@ -385,10 +464,18 @@ def _object_follows(claim, occurrence, value_tokens):
         return False
     lang, tokens = claim.lang, claim.analysis.tokens
     between = [tokens[index] for index in range(occurrence.stop, min(value_tokens))]
-    # Articles and prepositions only: "says she is vegan" and "says that ..." report.
-    return all(token.is_word and token.key in lang.function_words
-               and token.key not in lang.persons and token.key not in lang.copulas
-               and token.key not in lang.complementizers for token in between)
+    # At most an indirect object ("sagt jedem Kunden Hallo"): "says she is
+    # vegan" and "says that ..." report.
+    content = [position for position, token in enumerate(between)
+               if token.key not in lang.function_words]
+    # An object after its article or preposition ("jedem Kunden"), not a
+    # new subject ("says Hugo collects vinyl").
+    return len(content) <= 2 and all(
+        position > 0 and between[position - 1].key in lang.function_words
+        for position in content) and all(
+        token.is_word and token.key not in lang.persons and token.key not in lang.copulas
+        and token.key not in lang.complementizers and token.key not in lang.subject_pronouns
+        for token in between)
 
 
 def negations(claim, structure_, openers=()):
@@ -430,7 +517,11 @@ def later_sentence_failure(claim, sentence, structures):
         if not keys:
             continue
         found = occurrences(claim, structure_)
-        if any(occurrence.trigger.kind in ('retraction', 'sarcasm') for occurrence in found):
+        if any(trigger.kind in ('retraction', 'sarcasm')
+               for index in range(other.start, other.end)
+               for _, trigger in _matched(lang, claim.analysis, index, other.end)):
+            # "Just kidding, it's fine.": in a sentence of their own they
+            # take the statement back wherever they stand.
             return 'retracted'
         lead = _lead_end(lang, claim.analysis, structure_, claim.vocatives)
         opener = next((index for index in words if index >= lead), None)

@@ -221,16 +221,31 @@ def _ground_occurrence(claim, start, end):
     def in_names(token):
         return any(span[0] <= token.start and token.end <= span[1] for span in names)
 
-    if any(clauses.unclaimed(claim, structures(other), names)
-           for other in analysis.sentences):
-        return Grounding('unclaimed_language')
-    failure, addressees = clauses.shape_failure(claim, structure_, sentence, first, stop,
-                                                subject_span)
-    if failure:
-        return Grounding(failure)
     reached = scope.reaching(claim, structure_, first, stop, value_spans, names)
+    failure, addressees = None, ()
+    if not reached or sentence.question or any(
+            key in lang.question_openers for key in analysis.keys[sentence.start:first + 1]):
+        # (A trigger that reaches the evidence decides, unless it is a
+        # question: where the evidence stands is not read twice for nothing.)
+        failure, addressees = clauses.shape_failure(claim, structure_, sentence, first, stop,
+                                                    subject_span)
+    if failure == 'question' or (failure and not reached):
+        return Grounding(failure)
     if reached:
-        return Grounding(reached[0].trigger.failure)
+        # ("Bob says that | Ada likes tea" is refused as reported, not as a cut
+        # clause.) A value a contrast set aside is named as such: "born in
+        # 1987, not 1998 like the website says" with 1998.
+        set_aside = None
+        if any(key in lang.contrast_markers or key in lang.preference_contrasts
+               for key in analysis.keys[first:stop]):
+            marks = anchors.marks_of(lang, analysis, structure_,
+                                     scope.occurrences(claim, structure_))
+            anchored = anchors.judge(claim, structure_, first, stop, subject_span, value_spans,
+                                     in_names, scope.negations(claim, structure_, (first,)),
+                                     marks)
+            if anchored.failure == 'value_set_aside':
+                set_aside = anchored.failure
+        return Grounding(set_aside or reached[0].trigger.failure)
     negations = scope.negations(claim, structure_, openers=(first,))
     if any(not (first <= occurrence.start and occurrence.stop <= stop)
            and not _inside(tokens, occurrence, names)
@@ -239,12 +254,25 @@ def _ground_occurrence(claim, start, end):
         return Grounding('negated_outside')
     if scope.tag_after(claim, structure_, stop, sentence):
         return Grounding('question')
-    failure = clauses.end_failure(claim, structure_, stop) or scope.later_sentence_failure(
-        claim, sentence, structures)
+    # (Read after the triggers: a sentence they already refuse needs no
+    # language test, and the reason is the same.)
+    spoken = [subject_span] if subject_span else []
+    if any(clauses.unclaimed(claim, structures(other), spoken + value_spans)
+           for other in analysis.sentences):
+        return Grounding('unclaimed_language')
+    failure = scope.later_sentence_failure(claim, sentence, structures)
     if failure:
         return Grounding(failure)
+    marks = anchors.marks_of(lang, analysis, structure_, scope.occurrences(claim, structure_))
     anchored = anchors.judge(claim, structure_, first, stop, subject_span, value_spans,
-                             in_names, negations)
+                             in_names, negations, marks)
+    if anchored.failure is None:
+        # Where the evidence ends is judged after who and what it is about:
+        # "rosa's husband is a paramedic | with ..." is about the husband.
+        failure = clauses.end_failure(claim, structure_, stop,
+                                      scope.occurrences(claim, structure_))
+        if failure:
+            return Grounding(failure)
     return Grounding(anchored.failure, anchored.other_subject_found,
                      anchored.other_subject_candidates, anchored.longer_subject_candidates,
                      addressees if anchored.failure is None else ())
