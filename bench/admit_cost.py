@@ -14,6 +14,12 @@ checks alone. Prints the median and p90 in microseconds per outcome.
 
 Run it on two checkouts (PYTHONPATH at each source tree) to compare rule
 changes; issue 22 allows remember rejected and duplicate at most 20% more.
+
+--cold forgets the texts the rules keep (the last utterances' analyses and
+folded forms) before every call, as a new operator turn finds them, and
+counts this process's CPU time only (time.process_time), so other load on
+the machine moves the figures less; it prints the best of --rounds rounds.
+Issue 33's figures (docs/grounding.md, "Cost") were taken this way.
 """
 
 import argparse
@@ -23,6 +29,7 @@ import sys
 import tempfile
 import time
 
+from mira_memory.core.admission import normalize, text
 from mira_memory.core.admission.rules import admit, Proposal, TurnContext
 from mira_memory.core.store import MemoryStore
 
@@ -48,7 +55,12 @@ def shapes(n):
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[1])
     parser.add_argument('--repeat', type=int, default=2000)
+    parser.add_argument('--cold', action='store_true',
+                        help='forget kept texts before each call; CPU time, best round')
+    parser.add_argument('--rounds', type=int, default=7, help='rounds of --cold')
     args = parser.parse_args(argv)
+    if args.cold:
+        return cold(args.repeat, args.rounds)
     timings = {}
     with tempfile.TemporaryDirectory() as directory:
         with MemoryStore.open(pathlib.Path(directory) / 'memory.sqlite3') as store:
@@ -67,6 +79,33 @@ def main(argv=None):
         samples = sorted(samples[len(samples) // 10:])  # the first tenth warms up
         p90 = samples[int(len(samples) * 0.9)]
         print(f'  {name:20} {statistics.median(samples) * 1e6:8.1f} {p90 * 1e6:8.1f}')
+    return 0
+
+
+def cold(repeat, rounds):
+    """Print each outcome's mean CPU time per call, the best of rounds, texts forgotten."""
+    best = {}
+    with tempfile.TemporaryDirectory() as directory:
+        with MemoryStore.open(pathlib.Path(directory) / 'memory.sqlite3') as store:
+            for subject in SUBJECTS:
+                store.add_entity('person', subject)
+            for round_ in range(rounds):
+                totals = {}
+                for n in range(repeat):
+                    for name, context, proposal in shapes(n):
+                        # A new turn each round: the turn's first proposal is judged.
+                        context = TurnContext(context.episode_id, f'{context.turn_id}-{round_}',
+                                              context.utterance)
+                        text.forget_kept_texts()
+                        normalize.forget_kept_texts()
+                        start = time.process_time()
+                        admit(store, context, proposal, 'Mira')
+                        totals[name] = totals.get(name, 0.0) + time.process_time() - start
+                for name, total in totals.items():
+                    best[name] = min(best.get(name, total), total)
+    print(f'admit() cold, {repeat} calls per outcome, best of {rounds} rounds, CPU us per call')
+    for name, total in best.items():
+        print(f'  {name:20} {total / repeat * 1e6:8.1f}')
     return 0
 
 
