@@ -1,0 +1,169 @@
+# SPDX-License-Identifier: Apache-2.0
+"""
+faultfs (test/faultfs.c, test/faultfs.py): what it records, what it fails, what a cut leaves.
+
+Each test runs a small Python child under faultfs: the same libc and
+libsqlite3 calls any process makes. The rebuilt disks are checked against
+the real files, and against the rules a power cut follows; a child that
+renames without syncing the directory shows that the model finds the
+classic bug.
+"""
+
+import errno
+import os
+import pathlib
+import subprocess
+import sys
+import textwrap
+
+import faultfs
+import pytest
+
+pytestmark = pytest.mark.skipif(not sys.platform.startswith('linux'),
+                                reason='faultfs preloads a library into Linux processes')
+
+
+def run_child(recording, code, *args):
+    """Run Python code under faultfs with the root as argv[1]; return its stdout."""
+    done = subprocess.run(
+        [sys.executable, '-c', textwrap.dedent(code), str(recording.root), *map(str, args)],
+        env=recording.environment(), capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def end_state(recording, policy='lose'):
+    """Return the disk a power cut right after the child leaves (faultfs.Disk.state)."""
+    disk = faultfs.Disk(recording.initial)
+    for operation in recording.operations():
+        disk.apply(operation)
+    return disk.state(policy)
+
+
+@pytest.fixture
+def recording(tmp_path):
+    root = tmp_path / 'root'
+    root.mkdir()
+    return faultfs.Recording(root, tmp_path)
+
+
+SQLITE_WRITER = """
+    import sqlite3, sys
+    conn = sqlite3.connect(sys.argv[1] + '/db.sqlite3', isolation_level=None)
+    conn.execute('PRAGMA journal_mode = WAL')
+    conn.execute('PRAGMA synchronous = FULL')
+    conn.execute('CREATE TABLE t (v TEXT)')
+    for number in range(20):
+        conn.execute('INSERT INTO t VALUES (?)', ('row %d' % number * 50,))
+    conn.execute('PRAGMA wal_checkpoint(PASSIVE)')
+    conn.execute('INSERT INTO t VALUES (?)', ('last',))
+    import os
+    os._exit(0)  # no close: the WAL stays as it is
+"""
+
+
+def test_the_recorded_operations_rebuild_the_files_byte_for_byte(recording):
+    run_child(recording, SQLITE_WRITER)
+    operations = recording.operations()
+    names = {operation.name for operation in operations}
+    assert {'open', 'write', 'sync', 'unlink'} <= names, names
+    for policy in ('keep', 'lose'):
+        state = end_state(recording, policy)
+        files = {path: data for path, data in state.items() if data != faultfs.DIRECTORY}
+        real = {str(path): path.read_bytes() for path in recording.root.iterdir()
+                if not path.name.endswith('-shm')}
+        # Everything SQLite wrote was synced before it went on: both disks are the files.
+        assert files == real, policy
+
+
+def test_a_cut_keeps_what_was_synced_and_may_lose_the_rest(recording):
+    run_child(recording, """
+        import os, sys
+        def write(name, text, sync):
+            fd = os.open(os.path.join(sys.argv[1], name), os.O_WRONLY | os.O_CREAT, 0o600)
+            os.write(fd, text)
+            if sync:
+                os.fsync(fd)
+            os.close(fd)
+        write('synced', b'kept', True)
+        write('unsynced', b'maybe', False)
+        dirfd = os.open(sys.argv[1], os.O_RDONLY | os.O_DIRECTORY)
+        os.fsync(dirfd)
+        write('unnamed', b'data', True)  # created after the directory sync
+    """)
+    root = str(recording.root)
+    lost = end_state(recording, 'lose')
+    assert lost[f'{root}/synced'] == b'kept'
+    assert lost[f'{root}/unsynced'] == b''
+    assert f'{root}/unnamed' not in lost
+    kept = end_state(recording, 'keep')
+    assert kept[f'{root}/unsynced'] == b'maybe' and kept[f'{root}/unnamed'] == b'data'
+
+
+def test_a_rename_without_a_directory_sync_is_found_lost(recording):
+    # The classic bug: the data is synced, the new name is not.
+    run_child(recording, """
+        import os, sys
+        partial, target = sys.argv[1] + '/.partial', sys.argv[1] + '/target'
+        fd = os.open(partial, os.O_WRONLY | os.O_CREAT, 0o600)
+        os.write(fd, b'complete')
+        os.fsync(fd)
+        os.close(fd)
+        os.rename(partial, target)
+    """)
+    assert f'{recording.root}/target' not in end_state(recording, 'lose')
+    assert end_state(recording, 'keep')[f'{recording.root}/target'] == b'complete'
+
+
+@pytest.mark.parametrize('error', [errno.EIO, errno.ENOSPC], ids=['EIO', 'ENOSPC'])
+def test_faults_reach_the_process_and_a_failed_sync_loses_its_writes(recording, error):
+    control = recording
+    control.fail(faultfs.SYNC, error, match='data', times=1)
+    out = run_child(recording, """
+        import os, sys
+        fd = os.open(sys.argv[1] + '/data', os.O_WRONLY | os.O_CREAT, 0o600)
+        dirfd = os.open(sys.argv[1], os.O_RDONLY | os.O_DIRECTORY)
+        os.fsync(dirfd)
+        os.pwrite(fd, b'first', 0)
+        try:
+            os.fsync(fd)
+        except OSError as failed:
+            print(failed.errno)
+        os.pwrite(fd, b'second', 100)
+        os.fsync(fd)  # succeeds: the first write is gone for good all the same
+    """)
+    assert out.split() == [str(error)]
+    assert recording.injected() == 1
+    data = end_state(recording, 'lose')[f'{recording.root}/data']
+    assert data == bytes(100) + b'second'
+
+
+@pytest.mark.parametrize('kind, call', [
+    (faultfs.WRITE, "os.write(fd, b'x')"),
+    (faultfs.SYNC, 'os.fdatasync(fd)'),
+    (faultfs.TRUNCATE, 'os.ftruncate(fd, 0)'),
+    (faultfs.DIRECTORY_SYNC, 'os.fsync(dirfd)'),
+], ids=['write', 'sync', 'truncate', 'directory_sync'])
+def test_each_kind_fails_until_cleared(recording, kind, call):
+    recording.fail(kind, errno.EIO)
+    code = f"""
+        import os, sys
+        fd = os.open(sys.argv[1] + '/data', os.O_RDWR | os.O_CREAT, 0o600)
+        dirfd = os.open(sys.argv[1], os.O_RDONLY | os.O_DIRECTORY)
+        for attempt in range(2):
+            try:
+                {call}
+                print('ok')
+            except OSError as failed:
+                print(failed.errno)
+    """
+    assert run_child(recording, code).split() == [str(errno.EIO)] * 2
+    recording.clear()
+    assert run_child(recording, code).split() == ['ok', 'ok']
+    failed = [operation for operation in recording.operations() if operation.injected]
+    assert len(failed) == 2 and {operation.error for operation in failed} == {errno.EIO}
+
+
+def test_the_library_builds_once(tmp_path):
+    assert faultfs.library() == faultfs.library()
+    assert pathlib.Path(faultfs.library()).stat().st_size > 0
