@@ -117,8 +117,7 @@ def test_a_rename_without_a_directory_sync_is_found_lost(recording):
 
 @pytest.mark.parametrize('error', [errno.EIO, errno.ENOSPC], ids=['EIO', 'ENOSPC'])
 def test_faults_reach_the_process_and_a_failed_sync_loses_its_writes(recording, error):
-    control = recording
-    control.fail(faultfs.SYNC, error, match='data', times=1)
+    recording.fail(faultfs.SYNC, error, match='data', times=1)
     out = run_child(recording, """
         import os, sys
         fd = os.open(sys.argv[1] + '/data', os.O_WRONLY | os.O_CREAT, 0o600)
@@ -162,6 +161,17 @@ def test_each_kind_fails_until_cleared(recording, kind, call):
     assert run_child(recording, code).split() == ['ok', 'ok']
     failed = [operation for operation in recording.operations() if operation.injected]
     assert len(failed) == 2 and {operation.error for operation in failed} == {errno.EIO}
+
+
+def test_new_database_directories_survive_a_power_cut(recording):
+    # The node creates its database directory (database_path's parents) at start.
+    run_child(recording, """
+        import sys
+        from mira_memory.core.store import private_files
+        private_files.make_directories(sys.argv[1] + '/robot/memory')
+    """)
+    state = end_state(recording, 'lose')
+    assert state.get(f'{recording.root}/robot/memory') == faultfs.DIRECTORY
 
 
 def test_the_library_builds_once(tmp_path):

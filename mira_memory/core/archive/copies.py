@@ -104,8 +104,8 @@ def _check_target(source, target):
             raise InvalidInputError('the target is the database itself')
 
 
-def _fsync_path(path, directory=False):
-    fd = os.open(path, os.O_RDONLY | (os.O_DIRECTORY if directory else 0))
+def _fsync_file(path):
+    fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
     try:
         os.fsync(fd)
     finally:
@@ -114,7 +114,7 @@ def _fsync_path(path, directory=False):
 
 def _publish(partial, target, force):
     """Put a complete, fsynced file in place; without force never replace anything."""
-    _fsync_path(partial)
+    _fsync_file(partial)
     if force:
         os.replace(partial, target)
     else:
@@ -124,7 +124,7 @@ def _publish(partial, target, force):
         except FileExistsError:
             raise TargetExistsError('%s exists; give --force to replace it' % target) from None
         os.unlink(partial)
-    _fsync_path(target.parent, directory=True)
+    private_files.sync_directory(target.parent)
 
 
 def partial_path(target, pid=None):

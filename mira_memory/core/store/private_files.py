@@ -25,10 +25,13 @@ _SHARED_BITS = stat.S_IRWXG | stat.S_IRWXO
 
 def make_directories(path):
     """
-    Create directory path and its missing parents, each new one 0700.
+    Create directory path and its missing parents, each new one 0700 and durable.
 
     Existing directories are left as they are. (pathlib's mkdir(parents=True)
-    creates the parents with the default mode, whatever mode says.)
+    creates the parents with the default mode, whatever mode says.) Each new
+    directory's parent is synced before the next one is made: a name reaches
+    the disk only when its directory is synced, and a power cut must not take
+    away a database directory whose writes were acknowledged.
     """
     path = pathlib.Path(path)
     missing = []
@@ -46,6 +49,16 @@ def make_directories(path):
             continue
         # mkdir's mode is masked by the umask; 0700 can only lose bits, but be exact.
         os.chmod(directory, DIRECTORY_MODE)
+        sync_directory(directory.parent)
+
+
+def sync_directory(path):
+    """Fsync the directory at path: the names made or removed in it survive a power cut."""
+    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
 def opener(path, flags):
