@@ -174,6 +174,29 @@ def test_new_database_directories_survive_a_power_cut(recording):
     assert state.get(f'{recording.root}/robot/memory') == faultfs.DIRECTORY
 
 
+def test_an_acknowledged_forget_leaves_no_text_after_a_power_cut(recording):
+    secret = 'Ada drinks quorvish nettle brew'
+    run_child(recording, """
+        import os, sys
+        from mira_memory.core.store import MemoryStore, NewMemory
+        store = MemoryStore.open(sys.argv[1] + '/memory.sqlite3')
+        entity = store.add_entity('person', 'Ada Lovelace')
+        memory = store.add_memory(NewMemory(kind='fact', summary=sys.argv[2],
+                                            links=((entity.id, 'subject'),)))
+        store.forget_memory(memory.id, apply=True)
+        os._exit(0)  # the forget returned: the power goes now
+    """, secret)
+    state = end_state(recording, 'lose')
+    database = f'{recording.root}/memory.sqlite3'
+    assert state[database]  # the check below looks at real files
+    for path in (database, f'{database}-wal'):
+        assert secret.encode() not in state.get(path, b''), os.path.basename(path)
+    # Without the cut the text is gone too (the test's control).
+    kept = end_state(recording, 'keep')
+    assert all(secret.encode() not in data for data in kept.values()
+               if data != faultfs.DIRECTORY)
+
+
 def test_the_library_builds_once(tmp_path):
     assert faultfs.library() == faultfs.library()
     assert pathlib.Path(faultfs.library()).stat().st_size > 0

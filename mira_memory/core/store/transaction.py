@@ -28,6 +28,7 @@ because the transaction's end is where a write is counted.
 
 import collections
 import contextlib
+import os
 import sqlite3
 import threading
 import time
@@ -120,8 +121,10 @@ class Connection:
 class OwnerConnection(Connection):
     """The owner's read-write connection: write transactions and their generations."""
 
-    def __init__(self, raw):
+    def __init__(self, raw, path):
         super().__init__(raw)
+        # The WAL's path: truncate_wal syncs the file SQLite truncated.
+        self.wal_path = '%s-wal' % path
         # See "Write generations" in the module docstring.
         self.generation = 0
         # The generation of the last write that may change anything (not a memory insert).
@@ -206,11 +209,16 @@ class OwnerConnection(Connection):
 
     def truncate_wal(self):
         """
-        Copy the WAL into the database and cut it to zero bytes.
+        Copy the WAL into the database, cut it to zero bytes and sync the cut.
 
         TRUNCATE needs every reader out of the WAL. The node's own reader
         only reads inside a callback on the same executor thread, so it is
         idle here; a reader elsewhere (another process) gets a short grace.
+
+        SQLite syncs the database before it truncates the WAL, but not the
+        truncation itself: until the file system writes it back, a power cut
+        brings the old frames back, the forgotten text in them. So the WAL
+        is synced here (fsync on any descriptor of a file syncs its size).
         """
         with self.lock:
             conn = self.require_open()
@@ -218,10 +226,20 @@ class OwnerConnection(Connection):
                 for _ in range(WAL_TRUNCATE_ATTEMPTS):
                     busy, _, _ = conn.execute('PRAGMA wal_checkpoint(TRUNCATE)').fetchone()
                     if not busy:
-                        return
+                        break
                     time.sleep(WAL_TRUNCATE_PAUSE_S)
-        raise BusyError('the rows are removed, but a reader kept the write-ahead log'
-                        ' from being truncated; run the forget again to retry')
+                else:
+                    raise BusyError('the rows are removed, but a reader kept the write-ahead'
+                                    ' log from being truncated; run the forget again to retry')
+            try:
+                fd = os.open(self.wal_path, os.O_RDONLY | os.O_CLOEXEC)
+                try:
+                    os.fsync(fd)
+                finally:
+                    os.close(fd)
+            except OSError as exc:
+                raise BackendError('the rows are removed, but the truncated write-ahead log'
+                                   ' could not be synced: %s' % exc) from exc
 
 
 def connect_owner(path):
@@ -238,7 +256,7 @@ def connect_owner(path):
         raise BackendError('cannot create database: %s' % exc) from exc
     except sqlite3.Error as exc:
         raise BackendError('cannot open database: %s' % exc) from exc
-    connection = OwnerConnection(raw)
+    connection = OwnerConnection(raw, path)
     try:
         with backend_errors('open'):
             set_pragma(raw, 'foreign_keys', 'ON', 1)
