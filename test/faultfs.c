@@ -23,7 +23,8 @@
 //
 // Faults: while the control file's `kinds` has an operation's bit and its
 // `match` is a substring of the file's path, the operation is not performed
-// and returns -1 with errno `error`, `remaining` times (-1: until cleared).
+// and returns -1 with errno `error`, `remaining` times (-1: until cleared),
+// once `after` such operations have run.
 
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -76,7 +77,8 @@ struct control {
   int32_t error;
   int32_t remaining;
   uint32_t injected;
-  char match[112];
+  int32_t after;  // matching operations to let run before the first failure
+  char match[108];
 } __attribute__((packed));
 
 #define MAX_FDS 65536
@@ -244,6 +246,10 @@ static int inject(unsigned kind, const char *path, int *error) {
   memcpy(match, control->match, sizeof(control->match));
   match[sizeof(control->match)] = '\0';
   if (match[0] && !strstr(path, match)) return 0;
+  if (__atomic_load_n(&control->after, __ATOMIC_SEQ_CST) > 0 &&
+      __atomic_sub_fetch(&control->after, 1, __ATOMIC_SEQ_CST) >= 0) {
+    return 0;
+  }
   int32_t remaining = __atomic_load_n(&control->remaining, __ATOMIC_SEQ_CST);
   if (remaining == 0) return 0;
   if (remaining > 0) __atomic_sub_fetch(&control->remaining, 1, __ATOMIC_SEQ_CST);

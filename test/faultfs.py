@@ -39,7 +39,9 @@ import random
 import shutil
 import struct
 import subprocess
+import sys
 import tempfile
+import textwrap
 
 SOURCE = pathlib.Path(__file__).with_name('faultfs.c')
 
@@ -56,7 +58,7 @@ KIND_NAMES = {WRITE: 'write', SYNC: 'sync', TRUNCATE: 'truncate',
               DIRECTORY_SYNC: 'directory sync'}
 
 _RECORD = struct.Struct('<IHHiiQQqIIII')
-_CONTROL = struct.Struct('<IiiI112s')  # kinds, error, remaining, injected, match
+_CONTROL = struct.Struct('<IiiIi108s')  # kinds, error, remaining, injected, after, match
 _CONTROL_SIZE = 128
 SECTOR = 512
 # SQLite's shared-memory WAL index: rebuilt after a crash, never read from disk as truth.
@@ -149,6 +151,14 @@ def parse_log(data):
     return operations
 
 
+def control_bytes(kinds, error, match='', times=-1, after=0, injected=0):
+    """Return the control file's bytes for a fault (faultfs.c's struct control)."""
+    encoded = match.encode()
+    if len(encoded) >= 108:
+        raise ValueError('match is too long')
+    return _CONTROL.pack(kinds, error, times, injected, after, encoded)
+
+
 class Recording:
     """A log and a fault switch for the processes started with environment()."""
 
@@ -177,32 +187,31 @@ class Recording:
         env['MIRA_FAULTFS_CONTROL'] = str(self.control_path)
         return env
 
-    def fail(self, kinds, error, *, match='', times=-1):
+    def fail(self, kinds, error, *, match='', times=-1, after=0):
         """
         Make the next matching operations fail with errno error, times of them (-1: all).
 
         kinds: WRITE, SYNC, TRUNCATE, DIRECTORY_SYNC or'ed; match: a text the
-        file's path must contain ('' for any file under the root).
+        file's path must contain ('' for any file under the root); after:
+        how many matching operations run before the first failure.
         """
-        encoded = match.encode()
-        if len(encoded) >= 112:
-            raise ValueError('match is too long')
+        data = control_bytes(kinds, error, match, times, after)
         with open(self.control_path, 'r+b') as control:
-            # The kinds go last: the switch is armed once the rest is in place.
+            # In place (the processes map the file), the count of injected
+            # faults kept, and the kinds last: the switch is armed once the
+            # rest is in place.
             control.seek(4)
-            control.write(struct.pack('<ii', error, times))
+            control.write(data[4:12])
             control.seek(16)
-            control.write(encoded.ljust(112, b'\0'))
+            control.write(data[16:])
             control.flush()
             control.seek(0)
-            control.write(struct.pack('<I', kinds))
+            control.write(data[:4])
 
     def clear(self):
         """Let every operation run again."""
         with open(self.control_path, 'r+b') as control:
             control.write(struct.pack('<I', 0))
-            control.seek(8)
-            control.write(struct.pack('<i', 0))
 
     def injected(self):
         """Return how many operations faultfs has failed on command so far."""
@@ -211,6 +220,27 @@ class Recording:
     def operations(self):
         """Return everything recorded so far."""
         return parse_log(self.log_path.read_bytes())
+
+    def python(self, code, *args, check=True):
+        """
+        Run Python code (dedented) under faultfs, the root as argv[1]; return its stdout.
+
+        check: fail unless it exits 0 (else return the CompletedProcess).
+        """
+        done = subprocess.run(
+            [sys.executable, '-c', textwrap.dedent(code), str(self.root), *map(str, args)],
+            env=self.environment(), capture_output=True, text=True, timeout=300)
+        if not check:
+            return done
+        assert done.returncode == 0, done.stderr
+        return done.stdout
+
+    def disk(self):
+        """Return a Disk with everything recorded so far replayed."""
+        disk = Disk(self.initial)
+        for operation in self.operations():
+            disk.apply(operation)
+        return disk
 
 
 @dataclasses.dataclass

@@ -12,9 +12,7 @@ classic bug.
 import errno
 import os
 import pathlib
-import subprocess
 import sys
-import textwrap
 
 import faultfs
 import pytest
@@ -25,19 +23,12 @@ pytestmark = pytest.mark.skipif(not sys.platform.startswith('linux'),
 
 def run_child(recording, code, *args):
     """Run Python code under faultfs with the root as argv[1]; return its stdout."""
-    done = subprocess.run(
-        [sys.executable, '-c', textwrap.dedent(code), str(recording.root), *map(str, args)],
-        env=recording.environment(), capture_output=True, text=True, timeout=120)
-    assert done.returncode == 0, done.stderr
-    return done.stdout
+    return recording.python(code, *args)
 
 
 def end_state(recording, policy='lose'):
     """Return the disk a power cut right after the child leaves (faultfs.Disk.state)."""
-    disk = faultfs.Disk(recording.initial)
-    for operation in recording.operations():
-        disk.apply(operation)
-    return disk.state(policy)
+    return recording.disk().state(policy)
 
 
 @pytest.fixture
