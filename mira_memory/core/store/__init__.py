@@ -93,6 +93,14 @@ class MemoryStore(reads.Reads):
                 if schema.schema_state(conn, path) == 'empty':
                     schema.create_schema(conn)
                 store.schema_version = conn.execute('PRAGMA user_version').fetchone()[0]
+            # The file and its WAL exist now: their names must be on the disk
+            # before any write is acknowledged. SQLite syncs the directory
+            # when it first syncs a new WAL, but goes on when that sync fails.
+            private_files.sync_directory(path.parent)
+        except OSError as exc:
+            store.close()
+            raise BackendError('cannot sync the database directory %s: %s'
+                               % (path.parent, exc.strerror)) from exc
         except BaseException:
             store.close()
             raise
