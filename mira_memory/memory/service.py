@@ -242,12 +242,23 @@ class MemoryService:
                 'the database file was removed, moved or replaced while the memory node '
                 'ran; restart the node')
 
+    def note_writes_stopped(self):
+        """Log once, and report, that the store stopped writing after a storage failure."""
+        reason = self.store.writes_stopped if self.store is not None else None
+        if reason is not None and self.health.stop_writes(reason):
+            self.log.error(
+                f'the store stopped writing after a storage failure ({reason}): remember '
+                'answers backend_failure and admin writes fail until the node is restarted; '
+                'recall and the admin reads go on. Check the disk, then restart the node: '
+                'it finds every write that was acknowledged')
+
     # Diagnostics ---------------------------------------------------------------
 
     def diagnostic_report(self, extra_values=()):
         """Return the health report for /diagnostics (see core/store/health.py)."""
         if self.store is None:
             return self.health.report(enabled=False, extra_values=extra_values)
+        self.note_writes_stopped()
         if self.health.database_lost is None:
             # The 1 Hz report notices a lost file even when no request comes.
             self.database_in_place()
@@ -291,6 +302,7 @@ class MemoryService:
         result = self.remember(request)
         if result.reason == rules.REASON_BACKEND_FAILURE:
             self.health.remember_failures.add()
+            self.note_writes_stopped()
         self.health.remember.add(time.perf_counter() - started)
         return responses.fill_remember(response, result)
 
@@ -354,6 +366,7 @@ class MemoryService:
                 self.require_database_in_place()
         except store.StoreError as error:
             responses.fill_admin_error(response, error)
+            self.note_writes_stopped()
         except Exception as error:  # never let a callback raise into the executor
             self.log.error(f'admin {command} failed: {error!r}')
             responses.fill_admin_error(response, error)

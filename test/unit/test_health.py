@@ -68,6 +68,18 @@ def test_a_lost_database_is_an_error_recorded_once():
     assert values['file size bytes'] == 'missing'
 
 
+def test_stopped_writes_are_an_error_recorded_once():
+    state = health.Health()
+    _, values = report(state)
+    assert values['writes stopped'] == 'no'
+    assert state.stop_writes('SQLite failed during commit: disk I/O error')
+    assert not state.stop_writes('again')
+    result, values = report(state)
+    assert result.level == health.LEVEL_ERROR
+    assert 'disk I/O error' in result.message and 'reads go on' in result.message
+    assert values['writes stopped'] == 'SQLite failed during commit: disk I/O error'
+
+
 def test_counts_start_from_a_full_count_and_follow_the_writes():
     state = health.Health()
     state.wrote(entities=1)

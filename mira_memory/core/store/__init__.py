@@ -124,6 +124,11 @@ class MemoryStore(reads.Reads):
             super().close()
 
     @property
+    def writes_stopped(self):
+        """Return why writes stopped (a storage failure's text), or None while they go on."""
+        return self._connection.writes_stopped
+
+    @property
     def generation(self):
         """Return the number of write transactions so far (transaction.py: write generations)."""
         return self._connection.generation

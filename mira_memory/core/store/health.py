@@ -4,9 +4,10 @@ The memory node's health, ROS-free: what its 1 Hz diagnostics report.
 
 The node records every recall and remember (handling time, failure or
 not), keeps row counts up to date and says when the database file left
-its path; report() turns that into one level (OK / WARN / ERROR), a
-message and ordered key/value pairs, which mira_memory/ros/diagnostics.py
-publishes as a diagnostic_msgs/DiagnosticStatus.
+its path or the store stopped writing after a storage failure; report()
+turns that into one level (OK / WARN / ERROR), a message and ordered
+key/value pairs, which mira_memory/ros/diagnostics.py publishes as a
+diagnostic_msgs/DiagnosticStatus.
 
 Counts are cheap by construction: one full count at startup (0.2-0.6 s at
 1,000,000 memories, so the node makes it in a background thread, see
@@ -109,6 +110,8 @@ class Health:
         self.remember_failures = FailureLog(clock)
         self.counts = None
         self.database_lost = None
+        # Why the store stopped writing (transaction.py: a storage failure), or None.
+        self.writes_stopped = None
         # (active remembered memories admitted under other rules than the
         # running ones, those without a receipt), or None until counted.
         self.receipt_counts = None
@@ -137,6 +140,13 @@ class Health:
         if self.database_lost is not None:
             return False
         self.database_lost = reason
+        return True
+
+    def stop_writes(self, reason):
+        """Record that the store stopped writing after a storage failure; True the first time."""
+        if self.writes_stopped is not None:
+            return False
+        self.writes_stopped = reason
         return True
 
     def report(self, *, enabled, database_path=None, schema_version=None,
@@ -182,6 +192,10 @@ class Health:
             level = LEVEL_ERROR
             message = (f'database file {self.database_lost}; nothing is acknowledged '
                        'until the node is restarted')
+        elif self.writes_stopped is not None:
+            level = LEVEL_ERROR
+            message = (f'storage failure: {self.writes_stopped}; no write is acknowledged '
+                       'until the node is restarted, reads go on')
         elif recall_recent or remember_recent:
             level = LEVEL_WARN
             message = (f'store failures in the last minute: {recall_recent} recall, '
@@ -193,6 +207,7 @@ class Health:
             level = LEVEL_OK
             message = 'persistent memory is serving'
         values.append(('database lost', self.database_lost or 'no'))
+        values.append(('writes stopped', self.writes_stopped or 'no'))
         return Report(level, message, tuple(values))
 
 

@@ -6,8 +6,9 @@ Everything that decides how a statement reaches the file is here and only
 here: the pragmas that make a commit durable (WAL, synchronous FULL) and a
 forget leave no copy (secure_delete), one lock per connection, consistent
 read snapshots, the BEGIN IMMEDIATE transaction that rolls back completely
-on any error, SQLite errors turned into BackendError, and the WAL truncation
-a forget waits for. reads.py and writes.py only say which statements run.
+on any error, SQLite errors turned into BackendError, writes stopped for good
+after a storage failure (OwnerConnection), and the WAL truncation a forget
+waits for. reads.py and writes.py only say which statements run.
 
 Write generations. The memory node is the file's only writer (it owns it), so
 the store knows every change: each committed write transaction gets the next
@@ -47,6 +48,20 @@ WAL_TRUNCATE_PAUSE_S = 0.01
 # Entities whose last memory insert changed_since() remembers (about 100
 # bytes each); older ones count as changed as late as the newest one dropped.
 CHANGED_ENTITIES_MAX = 4096
+
+# SQLite's primary result codes after which the file may not hold what the
+# owner wrote: an I/O error (a write, sync or truncate that failed) or
+# damage. A full disk (SQLITE_FULL) is not one: the write that found no room
+# never reached the file system, and the transaction rolled back before any
+# sync, so the next write may go on once there is room.
+STORAGE_FAILURE_CODES = frozenset({
+    sqlite3.SQLITE_IOERR, sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB})
+
+
+def is_storage_failure(error):
+    """Return True when an sqlite3.Error says the file cannot be trusted (see above)."""
+    code = getattr(error, 'sqlite_errorcode', None)  # Python 3.11 and later
+    return code is not None and code & 0xff in STORAGE_FAILURE_CODES
 
 
 @contextlib.contextmanager
@@ -119,7 +134,18 @@ class Connection:
 
 
 class OwnerConnection(Connection):
-    """The owner's read-write connection: write transactions and their generations."""
+    """
+    The owner's read-write connection: write transactions and their generations.
+
+    Writes stop at the first storage failure. Once a write, sync or
+    truncate failed, what the file holds is no longer known: Linux may have
+    dropped the pages a failed fsync could not write and marked them clean,
+    so a later fsync that succeeds proves nothing about them (PostgreSQL's
+    fsync failure of 2018). The connection then refuses every write
+    transaction with the first failure's text, and reads go on: they show
+    what was committed and acknowledged before. A restart reopens the file
+    and finds what reached the disk.
+    """
 
     def __init__(self, raw, path):
         super().__init__(raw)
@@ -135,6 +161,8 @@ class OwnerConnection(Connection):
         self._dropped_entity_change = 0
         # During a tracked transaction: the entity ids its inserts linked.
         self._touched = None
+        # The first storage failure's text, once writes stopped (class docstring).
+        self.writes_stopped = None
 
     @contextlib.contextmanager
     def atomic(self, *, tracked=False):
@@ -150,21 +178,23 @@ class OwnerConnection(Connection):
             conn = self.require_open()
             if conn.in_transaction:
                 raise StoreError('a write transaction is already open on this store')
+            self.require_writes()
             self._touched = set() if tracked else None
             try:
-                with backend_errors('begin'):
-                    conn.execute('BEGIN IMMEDIATE')
-                try:
-                    with backend_errors('write'):
-                        yield conn
-                    with backend_errors('commit'):
-                        conn.execute('COMMIT')
-                except BaseException:
-                    if conn.in_transaction:
-                        # The original exception matters more than a failed rollback.
-                        with contextlib.suppress(sqlite3.Error):
-                            conn.execute('ROLLBACK')
-                    raise
+                with self._stopping_writes_on_storage_failure():
+                    with backend_errors('begin'):
+                        conn.execute('BEGIN IMMEDIATE')
+                    try:
+                        with backend_errors('write'):
+                            yield conn
+                        with backend_errors('commit'):
+                            conn.execute('COMMIT')
+                    except BaseException:
+                        if conn.in_transaction:
+                            # The original exception matters more than a failed rollback.
+                            with contextlib.suppress(sqlite3.Error):
+                                conn.execute('ROLLBACK')
+                        raise
             finally:
                 touched, self._touched = self._touched, None
                 if touched is None or touched:
@@ -174,6 +204,23 @@ class OwnerConnection(Connection):
                         self._last_broad_change = self.generation
                     else:
                         self._record_entity_changes(touched)
+
+    def require_writes(self):
+        """Raise BackendError once writes stopped after a storage failure (class docstring)."""
+        if self.writes_stopped is not None:
+            raise BackendError(
+                'writes stopped after a storage failure (%s): nothing more is written until'
+                ' the memory node restarts' % self.writes_stopped)
+
+    @contextlib.contextmanager
+    def _stopping_writes_on_storage_failure(self):
+        try:
+            yield
+        except BackendError as exc:
+            if self.writes_stopped is None and (
+                    is_storage_failure(exc.__cause__) or isinstance(exc.__cause__, OSError)):
+                self.writes_stopped = str(exc)
+            raise
 
     def touch(self, memory):
         """Record, inside a tracked transaction, the entities a new memory links."""
@@ -220,9 +267,10 @@ class OwnerConnection(Connection):
         brings the old frames back, the forgotten text in them. So the WAL
         is synced here (fsync on any descriptor of a file syncs its size).
         """
-        with self.lock:
+        with self.lock, self._stopping_writes_on_storage_failure():
             conn = self.require_open()
-            with backend_errors('wal_checkpoint'):
+            self.require_writes()
+            try:
                 for _ in range(WAL_TRUNCATE_ATTEMPTS):
                     busy, _, _ = conn.execute('PRAGMA wal_checkpoint(TRUNCATE)').fetchone()
                     if not busy:
@@ -231,15 +279,15 @@ class OwnerConnection(Connection):
                 else:
                     raise BusyError('the rows are removed, but a reader kept the write-ahead'
                                     ' log from being truncated; run the forget again to retry')
-            try:
                 fd = os.open(self.wal_path, os.O_RDONLY | os.O_CLOEXEC)
                 try:
                     os.fsync(fd)
                 finally:
                     os.close(fd)
-            except OSError as exc:
-                raise BackendError('the rows are removed, but the truncated write-ahead log'
-                                   ' could not be synced: %s' % exc) from exc
+            except (sqlite3.Error, OSError) as exc:
+                raise BackendError('the rows are removed, but the write-ahead log could not be'
+                                   ' truncated and synced: %s: %s'
+                                   % (type(exc).__name__, exc)) from exc
 
 
 def connect_owner(path):
