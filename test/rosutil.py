@@ -57,7 +57,7 @@ class NodeProcess(processes.Process):
     """
 
     def __init__(self, name, *, namespace, parameters=None, node_name=None,
-                 directory=None, extra_args=(), remaps=(), cwd=None):
+                 directory=None, extra_args=(), remaps=(), cwd=None, env=None):
         directory = directory or tempfile.mkdtemp(prefix='mira_test_')
         command = [executable(name), *extra_args, '--ros-args', '-r', f'__ns:={namespace}']
         if node_name:
@@ -67,7 +67,7 @@ class NodeProcess(processes.Process):
         if parameters:
             command += ['--params-file', write_params_file(directory, parameters)]
         log_path = pathlib.Path(directory) / f'{name}_{next(_namespace_counter)}.log'
-        super().__init__(command, log_path, name=name, cwd=cwd)
+        super().__init__(command, log_path, name=name, cwd=cwd, env=env)
 
     def wait(self, timeout=20.0):
         """Wait for the process to exit by itself and return its exit code; fail on timeout."""
