@@ -48,6 +48,13 @@ MATCH_TIMEOUT = 60.0
 # a while; this is a deadline for a hung start, not a performance claim.
 STARTUP_TIMEOUT = 90.0
 
+# A node in another process hears a remember's operator turn over DDS; its
+# wait for a turn it has not heard yet ends when the turn arrives (an
+# event). A system-tier node that is sent remember calls gets these
+# parameters, so that wait's limit is only a deadline against a hang: with
+# the product's default (0.5 s) the test would rely on a timing.
+OBSERVED_TURN_WAIT = {'observed_turn_wait_sec': 30.0}
+
 _names = itertools.count(1)
 
 

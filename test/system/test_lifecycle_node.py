@@ -8,7 +8,7 @@ import signal
 
 from copy_in_flight import console_process, partial_file_locked
 from copy_in_flight import wait_for_backup_in_flight
-from memory_services import MemoryServices, remember_request
+from memory_services import MemoryServices, OBSERVED_TURN_WAIT, remember_request
 from mira_memory import srv
 from mira_memory.console import offline_tools
 from mira_memory.core.admission.rules import Proposal, TurnContext
@@ -38,7 +38,7 @@ def created(output, prefix):
 
 def start(memory_node, ros, database):
     node = memory_node({'enabled': True, 'database_path': str(database),
-                        'robot_profile': 'Mira'}, ros=ros)
+                        'robot_profile': 'Mira', **OBSERVED_TURN_WAIT}, ros=ros)
     node.database = database
     return node
 

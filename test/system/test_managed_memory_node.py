@@ -15,7 +15,8 @@ import sqlite3
 from copy_in_flight import console_process, partial_file_locked, wait_for_backup_in_flight
 from diagnostics_util import diagnostics, values
 from lifecycle_cli import get_state, prepare, set_state
-from memory_services import create_clients, MemoryServices, remember_request
+from memory_services import create_clients, MemoryServices, OBSERVED_TURN_WAIT
+from memory_services import remember_request
 from mira_memory import srv
 from mira_memory.core.admission.rules import Proposal, TurnContext
 from mira_memory.core.archive import copies
@@ -150,7 +151,7 @@ def test_diagnostics_say_inactive_with_a_warning_and_active_without(ros, managed
 def test_deactivate_refuses_a_remember_and_writes_nothing(ros, managed, tmp_path):
     database = tmp_path / 'memory.sqlite3'
     node = managed(ros, {'enabled': True, 'database_path': str(database),
-                         'robot_profile': 'Mira'})
+                         'robot_profile': 'Mira', **OBSERVED_TURN_WAIT})
     services = MemoryServices(ros, node.prefix)
     assert set_state(ros, node.prefix, 'configure')
     assert set_state(ros, node.prefix, 'activate')

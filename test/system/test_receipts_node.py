@@ -10,7 +10,8 @@ import subprocess
 from copy_in_flight import console_process, partial_file_locked
 from copy_in_flight import wait_for_backup_in_flight
 from diagnostics_util import diagnostics, values
-from memory_services import database_fingerprint, MemoryServices, remember_request
+from memory_services import database_fingerprint, MemoryServices, OBSERVED_TURN_WAIT
+from memory_services import remember_request
 from mira_memory import srv
 from mira_memory.core.admission import language
 from mira_memory.core.admission.rules import Proposal, TurnContext
@@ -47,7 +48,7 @@ def fact(kind, subject, predicate, value, evidence):
 
 def start(memory_node, ros, database):
     node = memory_node({'enabled': True, 'database_path': str(database),
-                        'robot_profile': 'Mira'}, ros=ros)
+                        'robot_profile': 'Mira', **OBSERVED_TURN_WAIT}, ros=ros)
     node.services = MemoryServices(ros, node.prefix)
     return node
 
