@@ -218,7 +218,9 @@ def test_backup_export_and_import_through_node_and_tools(
     assert (code, err) == (1, 'error: invalid_argument: the target is the database itself\n')
     export = tmp_path / 'memory.jsonl'
     code, out, err = memory('export', str(export))
-    assert code == 0, err and out.startswith(f'export written: {export}')
+    assert code == 0, err
+    assert out == (f'export written: {export} ({export.stat().st_size} bytes)\n'
+                   '  entities 1, aliases 0, memories 1, links 1, payloads 1\n')
     assert node.stop() == 0
 
     imported = tmp_path / 'imported.sqlite3'

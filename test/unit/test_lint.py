@@ -8,6 +8,7 @@ module's docstring follows on the next line, so its purpose is what a reader
 sees first.
 """
 
+import ast
 import pathlib
 import subprocess
 import sys
@@ -64,6 +65,18 @@ def test_pep257_with_ament_convention():
         '', 'pep257', '', '')
     problems = [(filename, errors) for filename, errors in report if errors]
     assert not problems, problems
+
+
+def test_no_assertion_hides_a_condition_in_its_message():
+    # `assert a == b, c and d` checks a == b only: c and d are the failure
+    # message, never evaluated as a condition.
+    hidden = []
+    for path in _python_files():
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.Assert) and isinstance(
+                    node.msg, (ast.Compare, ast.BoolOp, ast.UnaryOp)):
+                hidden.append(f'{path.relative_to(ROOT)}:{node.lineno}: {ast.unparse(node)}')
+    assert not hidden, hidden
 
 
 def test_package_xml_is_well_formed_format_3():
