@@ -530,8 +530,6 @@ def test_clearing_working_memory_leaves_persistent_memory(demo_run):
 
 
 def test_console_memory_and_memory_clear(demo_run):
-    pytest.importorskip('mira_memory.console.memory_console',
-                        reason='the console is not built yet')
     say(demo_run, 'console', 't1', 'Hello from the console test.')
     command = [simulation.executable_path('memory_console'),
                '--cognition-node', f'{demo_run.namespace}/cognition', '--timeout', '60']
