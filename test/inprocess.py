@@ -39,14 +39,23 @@ class InProcessNode:
                 context=context, namespace=self.namespace, parameter_overrides=overrides)
         self.executor = SingleThreadedExecutor(context=context)
         self.executor.add_node(self.node)
+        # What ended the node as a process would have ended with a traceback
+        # and exit 1: an exception out of spinning or out of destroy_node.
+        self.failure = None
         self._stopping = threading.Event()
         self._thread = threading.Thread(target=self._spin, name=f'spin {self.prefix}',
                                         daemon=True)
         self._thread.start()
 
     def _spin(self):
-        while not self._stopping.is_set() and self.context.ok():
-            self.executor.spin_once(timeout_sec=0.05)
+        from rclpy.executors import ExternalShutdownException
+        try:
+            while not self._stopping.is_set() and self.context.ok():
+                self.executor.spin_once(timeout_sec=0.05)
+        except ExternalShutdownException:
+            pass  # the context shut down: node_runner.run ends its spin the same way
+        except Exception as error:  # the process would end with a traceback, exit 1
+            self.failure = error
 
     def running(self):
         """Return True until stop()."""
@@ -57,11 +66,18 @@ class InProcessNode:
         return '(in-process node: its log is in the captured stderr)'
 
     def stop(self):
-        """Stop spinning, then destroy the node (closing its store), as node_runner does; 0."""
+        """
+        Stop spinning, then destroy the node (closing its store), as node_runner does.
+
+        Return the exit code the process would have had: 0, or 1 when
+        spinning or destroying the node raised (the exception is in failure).
+        Stopping again returns the same code.
+        """
         if self._thread.is_alive():
             self._stopping.set()
             self._thread.join(timeout=20)
             assert not self._thread.is_alive(), f'{self.prefix} did not stop spinning'
+        if self.executor is not None:
             self.executor.remove_node(self.node)
             self.executor.shutdown(timeout_sec=1.0)
             # A remember still waiting for its turn is a coroutine the executor
@@ -69,8 +85,11 @@ class InProcessNode:
             # garbage collection (a process would simply have exited).
             self.executor = None
             gc.collect()
-            self.node.destroy_node()
-        return 0
+            try:
+                self.node.destroy_node()
+            except Exception as error:  # the process would end with a traceback, exit 1
+                self.failure = self.failure or error
+        return 0 if self.failure is None else 1
 
 
 @contextlib.contextmanager

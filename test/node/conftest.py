@@ -45,10 +45,14 @@ def _start(started, context, parameters=None, *, namespace=None, wait_service='a
 
 
 def _stop_all(started):
+    failed = []
     for node, ros in reversed(started):
-        node.stop()
+        if node.stop() != 0:
+            failed.append(f'{node.prefix}: {node.failure!r}')
         if ros is not None:
             ros.forget_clients(node.prefix)
+    # As a process's exit 1 would: a node that raised fails the test that ran it.
+    assert not failed, failed
 
 
 @pytest.fixture
