@@ -2,7 +2,7 @@
 """
 Power cuts through the real memory node: every acknowledged write survives a cut at any sync.
 
-test/power_cut.py says what is run and checked. Every run of the suite
+test/power_cut.py says what is cut and checked. Every run of the suite
 sweeps a short workload at a sample of its cut points (every kind of cut
 among them); `tools/fault_sweep` sweeps a longer one at every cut point
 (MIRA_SWEEP=full) and prints the figures docs/reliability.md records.
@@ -10,6 +10,7 @@ among them); `tools/fault_sweep` sweeps a longer one at every cut point
 
 import os
 
+import durability
 import power_cut
 import pytest
 
@@ -27,11 +28,11 @@ def test_every_acknowledged_write_survives_a_power_cut_at_any_sync(ros, tmp_path
     root = tmp_path / 'disk'
     root.mkdir()
     recording = power_cut.record(root, tmp_path)
-    events = power_cut.Workload(ros, recording, tmp_path).run(REMEMBERS)
+    events = durability.Workload(ros, root, tmp_path, recording=recording).run(REMEMBERS)
     work = tmp_path / 'sweep'
     work.mkdir()
     figures = power_cut.Sweep(recording, events, work).run(sample=SAMPLE)
-    power_cut.report('power_cut', figures.lines())
+    durability.report('power_cut', figures.lines())
     assert not figures.failures, '\n'.join(figures.failures[:20])
     # Every kind of cut was tried, and the checks had something to check.
     kinds = set(figures.cut_points)

@@ -29,6 +29,7 @@ import errno
 import os
 import random
 
+import durability
 import faultfs
 import power_cut
 import pytest
@@ -51,10 +52,17 @@ class Case:
     # True: a failure of the store itself, after which the node writes nothing
     # until it restarts; False: only the call fails.
     stops_writes: bool
+    # Matching operations that run before the first failure (faultfs after=).
+    after: int = 0
+    what: str = ''  # which of the call's operations that makes fail
+    # With after: the failed operation's file ends so, and it was an
+    # fdatasync (SQLite's) or not (the store's own fsync).
+    suffix: str = ''
+    data_only: bool = True
 
     def __str__(self):
-        return (f'{faultfs.KIND_NAMES[self.kind]} {errno.errorcode[self.error]} '
-                f'during {self.call}')
+        return (f'{faultfs.KIND_NAMES[self.kind]} {errno.errorcode[self.error]} during '
+                f'{self.call}{" (" + self.what + ")" if self.what else ""}')
 
 
 CASES = (
@@ -66,6 +74,14 @@ CASES = (
     Case(faultfs.SYNC, errno.ENOSPC, STORE, 'remember', True),
     Case(faultfs.TRUNCATE, errno.EIO, STORE, 'forget', True),
     Case(faultfs.TRUNCATE, errno.ENOSPC, STORE, 'forget', True),
+    # A forget's syncs: its commit's (the remember cases), then the
+    # checkpoint's of the WAL and of the database, then the truncated WAL's.
+    Case(faultfs.SYNC, errno.EIO, STORE, 'forget', True, 1, 'the checkpoint syncs the WAL',
+         '-wal'),
+    Case(faultfs.SYNC, errno.EIO, STORE, 'forget', True, 2,
+         'the checkpoint syncs the database', '.sqlite3'),
+    Case(faultfs.SYNC, errno.ENOSPC, STORE, 'forget', True, 3, 'the truncated WAL', '-wal',
+         data_only=False),
     Case(faultfs.DIRECTORY_SYNC, errno.EIO, STORE_DIRECTORY, 'start', True),
     Case(faultfs.DIRECTORY_SYNC, errno.ENOSPC, STORE_DIRECTORY, 'start', True),
     Case(faultfs.DIRECTORY_SYNC, errno.EIO, COPY, 'backup', False),
@@ -105,7 +121,7 @@ class FaultSweep:
         root = tmp_path / 'disk'
         root.mkdir()
         self.recording = power_cut.record(root, tmp_path)
-        self.workload = power_cut.Workload(ros, self.recording, tmp_path)
+        self.workload = durability.Workload(ros, root, tmp_path, recording=self.recording)
         self.work = tmp_path / 'disks'
         self.work.mkdir()
         self.figures = Figures()
@@ -113,12 +129,12 @@ class FaultSweep:
     def run(self):
         workload = self.workload
         workload.start()
-        for name in power_cut.SUBJECTS:
-            power_cut.done(workload.entity(name))
+        for name in durability.SUBJECTS:
+            durability.done(workload.entity(name))
         for case in CASES:
             self.problems = []
             for _ in range(3):
-                power_cut.done(workload.remember())
+                durability.done(workload.remember())
             before = self.recording.injected()
             answer = self._fail(case)
             injected = self.recording.injected() - before
@@ -159,7 +175,7 @@ class FaultSweep:
             self._check_restart()
             return answer
         number = max(workload.remembered)
-        self.recording.fail(case.kind, case.error, match=case.match)
+        self.recording.fail(case.kind, case.error, match=case.match, after=case.after)
         if case.call == 'remember':
             event = workload.remember()
             response = event.detail['response']
@@ -177,6 +193,11 @@ class FaultSweep:
             self._expect(not response.success and response.error_code == 'backend_failure',
                          f'answered {answer}')
         self._count_acknowledged_after_failure(event)
+        if case.suffix:
+            failed = [operation for operation in self.recording.operations()
+                      if operation.injected][-1]
+            self._expect(failed.path.endswith(case.suffix) and case.data_only == bool(
+                failed.flags & faultfs.FLAG_DATA_ONLY), f'{failed.describe()} failed instead')
         self._check_reads(number)
         self.recording.clear()
         after = workload.remember()
@@ -206,7 +227,7 @@ class FaultSweep:
         """Recall and show keep answering from what was acknowledged."""
         services = self.workload.services
         memory_id = self.workload.remembered[number]
-        subject = power_cut.SUBJECTS[number % len(power_cut.SUBJECTS)]
+        subject = durability.SUBJECTS[number % len(durability.SUBJECTS)]
         recalled = services.recall(subject)
         self._expect(recalled.status == 'found', f'recall answered {recalled.status}')
         shown = services.admin('show', memory_id=memory_id)
@@ -226,39 +247,25 @@ class FaultSweep:
                               for problem in reopened.problems]
             if reopened.memories is None:
                 continue
-            writes = power_cut.check_writes(reopened, self.workload.events)
+            writes = durability.check_writes(reopened, self.workload.events)
             self.figures.acknowledged_writes_checked += writes.checked
             self.problems += [f'disk left ({policy}): {problem}'
                               for problem in writes.lost + writes.partial]
-            found = power_cut.forgotten_texts_found(contents, sweep.database,
-                                                    self.workload.events)
+            found = durability.forgotten_texts_found(
+                contents, sweep.database, self.workload.events)
             self.problems += [f'disk left ({policy}): forgotten {text!r} in {name}'
                               for name, text in found]
 
     def _check_restart(self):
-        """Check that the restarted node shows every acknowledged memory, and no forgotten one."""
-        services = self.workload.services
-        forgets = {event.detail['memory_id']: event for event in self.workload.events
-                   if event.kind == 'forget'}
-        for event in self.workload.events:
-            if event.kind != 'remember' or event.acked_ns is None:
-                continue
-            self.figures.acknowledged_writes_checked += 1
-            memory_id = event.detail['memory_id']
-            shown = services.admin('show', memory_id=f'MEM{memory_id}')
-            forget = forgets.get(memory_id)
-            if forget is not None and forget.acked_ns is not None:
-                self._expect(shown.error_code == 'not_found', f'MEM{memory_id} came back')
-            elif forget is not None and shown.error_code == 'not_found':
-                pass  # a forget answered backend_failure may have been applied
-            elif not shown.success or shown.memory.summary != power_cut.remember_call(
-                    event.detail['number']).evidence:
-                self.problems.append(f'after the restart MEM{memory_id}: {shown.message}')
+        """Check that the restarted node shows every acknowledged memory."""
+        checked, problems = durability.check_shown(self.workload)
+        self.figures.acknowledged_writes_checked += checked
+        self.problems += [f'after the restart: {problem}' for problem in problems]
 
 
 def test_a_failing_disk_is_never_acknowledged(ros, tmp_path):
     figures = FaultSweep(ros, tmp_path).run()
-    power_cut.report('storage_faults', figures.lines())
+    durability.report('storage_faults', figures.lines())
     assert not figures.problems, '\n'.join(figures.problems)
     assert figures.acknowledged_after_failure == 0
     assert set(figures.injected) == set(faultfs.KIND_NAMES.values())
