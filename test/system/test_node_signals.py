@@ -1,0 +1,114 @@
+# SPDX-License-Identifier: Apache-2.0
+"""
+The memory node executables as real processes: one owner per file, and a clean stop on a signal.
+
+- A second memory_node on a database another one owns exits 1 with one
+  error line naming the owner's process, and changes nothing; the owner
+  goes on serving.
+- memory_lifecycle_node stops on SIGINT and on SIGTERM from every state it
+  can be in (unconfigured, inactive, active): exit 0, no traceback, no
+  error line; afterwards the file is free for another owner, SQLite closed
+  it (no WAL left beside it), and it holds every write acknowledged while
+  active, whole (durability.reopen and check_writes).
+"""
+
+import hashlib
+import signal
+
+import durability
+from lifecycle_cli import prepare, set_state
+from memory_services import create_clients, OBSERVED_TURN_WAIT
+from mira_memory.core.store import ownership
+import pytest
+from rosutil import NodeProcess, unique_namespace
+
+pytestmark = pytest.mark.ros
+
+
+def error_lines(output):
+    return [line for line in output.splitlines() if '[ERROR]' in line]
+
+
+def files_digest(database):
+    """Return the SHA-256 of the database and its WAL as they are on disk."""
+    digest = hashlib.sha256()
+    for path in (database, database.with_name(database.name + '-wal')):
+        digest.update(path.read_bytes() if path.exists() else b'-')
+    return digest.hexdigest()
+
+
+def test_a_second_memory_node_exits_1_naming_the_owner(ros, memory_node, tmp_path):
+    database = tmp_path / 'memory.sqlite3'
+    parameters = {'enabled': True, 'database_path': str(database)}
+    owner = memory_node(parameters, ros=ros)
+    entity = ros.call(*_entity_add(owner.prefix, 'Ada Lovelace'))
+    assert entity.success, entity.message
+    before = files_digest(database)
+
+    second = memory_node(parameters)
+    assert second.wait() == 1
+    errors = error_lines(second.output())
+    assert len(errors) == 1, second.output()
+    assert f'owned by process {owner.process.pid}' in errors[0], errors
+    assert 'Traceback' not in second.output()
+    assert files_digest(database) == before
+    # The owner never noticed.
+    from mira_memory import srv
+    status = ros.call(srv.AdminStatus, f'{owner.prefix}/admin/status')
+    assert (status.success, status.entity_count) == (True, 1)
+    assert owner.stop() == 0
+
+
+def _entity_add(prefix, name):
+    from mira_memory import srv
+    return (srv.AdminEntityAdd, f'{prefix}/admin/entity_add',
+            srv.AdminEntityAdd.Request(entity_type='person', canonical_name=name))
+
+
+@pytest.mark.parametrize('sig', [signal.SIGINT, signal.SIGTERM], ids=['SIGINT', 'SIGTERM'])
+@pytest.mark.parametrize('reached', [(), ('configure',), ('configure', 'activate')],
+                         ids=['unconfigured', 'inactive', 'active'])
+def test_the_managed_node_stops_cleanly_on_a_signal(ros, tmp_path, reached, sig):
+    root = tmp_path / 'disk'
+    root.mkdir()
+    workload = durability.Workload(ros, root, tmp_path, executable='memory_lifecycle_node')
+    database = workload.database
+    namespace = unique_namespace('sig')
+    node = NodeProcess('memory_lifecycle_node', namespace=namespace, directory=tmp_path,
+                       parameters={'enabled': True, 'database_path': str(database),
+                                   'robot_profile': durability.ROBOT_PROFILE,
+                                   **OBSERVED_TURN_WAIT})
+    prefix = f'{namespace}/memory'
+    try:
+        create_clients(ros, prefix)
+        prepare(ros, prefix)
+        for transition in reached:
+            assert set_state(ros, prefix, transition), node.describe(transition)
+        if 'activate' in reached:
+            # The writes acknowledged while active, to be found after the signal.
+            workload.node, workload.prefix = node, prefix
+            workload._serving()
+            for name in durability.SUBJECTS:
+                durability.done(workload.entity(name))
+            for _ in range(3):
+                durability.done(workload.remember())
+
+        assert node.stop(sig) == 0, node.describe(f'exited uncleanly on {sig!r}')
+        assert node.stopped_by == sig
+        output = node.output()
+        assert 'Traceback' not in output and not error_lines(output), output
+    finally:
+        if node.running():
+            node.stop()
+        ros.forget_clients(prefix)
+
+    if not reached:
+        assert not database.exists()  # unconfigured: nothing was ever opened
+        return
+    ownership.claim(str(database), create=False).release()  # the lock went with the process
+    assert not database.with_name(database.name + '-wal').exists()
+    reopened = durability.reopen(database)
+    assert not reopened.problems, reopened.problems
+    writes = durability.check_writes(reopened, workload.events)
+    assert not writes.lost and not writes.partial, writes
+    assert writes.checked == (5 if 'activate' in reached else 0)
