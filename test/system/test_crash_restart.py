@@ -42,7 +42,7 @@ def test_sigkill_during_writes_loses_no_acknowledged_write(ros, tmp_path, execut
     workload.start()
     for name in durability.SUBJECTS:
         durability.done(workload.entity(name))
-    killed = []
+    killed, shown = [], 0
     for _ in range(ROUNDS):
         for _ in range(WRITES_PER_ROUND):
             last = durability.done(workload.remember())
@@ -53,11 +53,15 @@ def test_sigkill_during_writes_loses_no_acknowledged_write(ros, tmp_path, execut
         checked, problems = durability.check_shown(workload)
         assert not problems, problems
         assert checked >= WRITES_PER_ROUND * len(killed)
+        shown += checked
     workload.stop()
 
     reopened = durability.reopen(workload.database)
     assert not reopened.problems, reopened.problems
     writes = durability.check_writes(reopened, workload.events)
     assert not writes.lost and not writes.partial, writes
-    print(f'{executable}: {len(killed)} kills, {sum(e.acked_ns is not None for e in killed)}'
-          ' acknowledged before the kill')
+    durability.report(f'crash_restart_{executable}', [
+        f'SIGKILLs during a remember: {len(killed)}, of which '
+        f'{sum(event.acked_ns is not None for event in killed)} came after its reply',
+        f'acknowledged writes shown after the restarts: {shown}; in the file at the end: '
+        f'{writes.checked}; lost: {len(writes.lost)}; partial: {len(writes.partial)}'])
