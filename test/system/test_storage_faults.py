@@ -169,7 +169,9 @@ class FaultSweep:
                              and os.strerror(case.error) in exited.errors[0],
                              f'the node did not exit 1 with one error line: {exited}')
                 self.recording.clear()
-                answer = f'exit {exited.code}: {exited.errors[-1:]}'
+                # The error line without its '[ERROR] [time] [memory]: ' prefix.
+                answer = f'exit {exited.code}: ' + ''.join(
+                    line.split(']: ', 1)[-1] for line in exited.errors[-1:])
             self._check_disks_left()
             workload.start()
             self._check_restart()
