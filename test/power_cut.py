@@ -69,6 +69,7 @@ class Figures:
     disks: int = 0
     distinct_disks: int = 0
     committed_states: int = 0
+    checkpoints: collections.Counter = dataclasses.field(default_factory=collections.Counter)
     acknowledged_writes_checked: int = 0
     acknowledged_copies_checked: int = 0
     lost: int = 0
@@ -83,6 +84,8 @@ class Figures:
             f'cut points: {sum(self.cut_points.values())} ({kinds})',
             f'disks checked: {self.disks} ({self.distinct_disks} distinct); '
             f'committed states known: {self.committed_states}',
+            'database syncs: ' + ', '.join(
+                f'{kind} {count}' for kind, count in sorted(self.checkpoints.items())),
             f'acknowledged writes checked: {self.acknowledged_writes_checked}; '
             f'lost: {self.lost}; partial: {self.partial}',
             f'acknowledged backups and exports checked: {self.acknowledged_copies_checked}',
@@ -126,8 +129,34 @@ class Sweep:
             if index < len(self.operations):
                 disk.apply(self.operations[index])
         figures.committed_states = len(states)
+        figures.checkpoints = self._database_syncs()
         figures.distinct_disks = len(self._reopened)
         return figures
+
+    def _database_syncs(self):
+        """
+        Count the database file's syncs by what made them: {kind: count}.
+
+        'creation' (the new file, before any WAL), and then checkpoints: a
+        forget's (its WAL truncated next), a clean stop's (its WAL removed
+        next) or SQLite's automatic one (the WAL goes on).
+        """
+        wal = f'{self.database}-wal'
+        kinds = collections.Counter()
+        for operation in self.operations:
+            if operation.op != faultfs.OP_SYNC or operation.path != str(self.database):
+                continue
+            following = next((later for later in self.operations[operation.index + 1:]
+                              if later.path == wal and later.op != faultfs.OP_OPEN), None)
+            if not any(earlier.path == wal for earlier in self.operations[:operation.index]):
+                kinds['creation'] += 1
+            elif following is not None and following.op == faultfs.OP_TRUNCATE:
+                kinds["forget's checkpoint"] += 1
+            elif following is not None and following.op == faultfs.OP_UNLINK:
+                kinds["a clean stop's checkpoint"] += 1
+            else:
+                kinds['automatic checkpoint'] += 1
+        return kinds
 
     def _committed_states(self):
         """

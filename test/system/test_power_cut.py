@@ -49,3 +49,4 @@ def test_every_acknowledged_write_survives_a_power_cut_at_any_sync(ros, tmp_path
     assert figures.acknowledged_copies_checked > 0
     if FULL:
         assert sum(figures.cut_points.values()) >= 500
+        assert figures.checkpoints['automatic checkpoint'], figures.checkpoints
