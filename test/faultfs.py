@@ -221,17 +221,11 @@ class Recording:
         """Return everything recorded so far."""
         return parse_log(self.log_path.read_bytes())
 
-    def python(self, code, *args, check=True):
-        """
-        Run Python code (dedented) under faultfs, the root as argv[1]; return its stdout.
-
-        check: fail unless it exits 0 (else return the CompletedProcess).
-        """
+    def python(self, code, *args):
+        """Run Python code (dedented) under faultfs, the root as argv[1]; return its stdout."""
         done = subprocess.run(
             [sys.executable, '-c', textwrap.dedent(code), str(self.root), *map(str, args)],
             env=self.environment(), capture_output=True, text=True, timeout=300)
-        if not check:
-            return done
         assert done.returncode == 0, done.stderr
         return done.stdout
 
