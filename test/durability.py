@@ -50,7 +50,9 @@ CREATED = ('applied', 'created')  # a remember's (status, outcome) that acknowle
 # Deadlines against a hang, not timings.
 CALL_TIMEOUT = 60.0
 START_TIMEOUT = 90.0
-# After a SIGKILL, how long a reply the node sent just before may take to arrive.
+# After a SIGKILL, how long to wait for a reply the node may have sent just
+# before. A later one counts as lost: the write is then checked as not
+# acknowledged (there or not, but whole), never wrongly as acknowledged.
 KILLED_REPLY_WAIT = 0.5
 
 
