@@ -269,8 +269,6 @@ def test_the_stages_together(utterance, evidence, subject, value, predicate, fai
      'Paul', 'Nüsse', 'must_not_eat', None),
     ('Paul darf keine Nüsse essen', 'Paul darf keine Nüsse essen',
      'Paul', 'Nüsse', 'eats', 'negation_not_carried'),
-    ('the myna bird says hi to every customer', 'the myna bird says hi to every customer',
-     'myna bird', 'hi', 'says', None),
     ('Bob says that Ada likes tea', 'Ada likes tea', 'Ada', 'tea', 'likes', 'reported'),
     ('Ada likes tea, or so she keeps telling us', 'Ada likes tea',
      'Ada', 'tea', 'likes', 'reported'),
@@ -279,8 +277,6 @@ def test_the_stages_together(utterance, evidence, subject, value, predicate, fai
     ('Ada never says no to cake', 'Ada never says no to cake', 'Ada', 'cake', 'likes', None),
     ("Ada won't eat anything but rice", "Ada won't eat anything but rice",
      'Ada', 'rice', 'eats', None),
-    ('Ada is the only one who speaks Welsh', 'Ada is the only one who speaks Welsh',
-     'Ada', 'Welsh', 'speaks', None),
     ('Ada, the the nurse, likes tea', 'Ada, the the nurse, likes tea',
      'Ada', 'tea', 'likes', None),
     ('marek he is the first aider', 'marek he is the first aider',
@@ -325,7 +321,6 @@ def test_the_stages_together(utterance, evidence, subject, value, predicate, fai
      'Marek', 'the first aider', 'role', None),
     ('Ada used to live in Rome', 'Ada used to live in Rome',
      'Ada', 'Rome', 'lives_in', 'past_ended'),
-    ('Ada is vegan, she told me herself', 'Ada is vegan', 'Ada', 'vegan', 'diet', 'reported'),
 ])
 def test_the_issue_examples(utterance, evidence, subject, value, predicate, failure):
     assert ground(utterance, evidence, subject, value, predicate).failure == failure
