@@ -334,6 +334,29 @@ def _genitive_failure(c, first, subject_span, subject_first, subject_stop, stop)
     return None
 
 
+def _content_word(lang, tokens, first, stop, key):
+    """
+    Return True when key is a content word in the language of the evidence [first, stop).
+
+    Another language's function word or value follower may be a noun here:
+    Dutch "van" in "drives a camper van" (English), unlike "a" in "diz olá a
+    todos" (Portuguese).
+    """
+    counts = {}
+    for token in tokens[first:stop]:
+        for code in lang.word_languages.get(token.key, ()) if token.is_word else ():
+            counts[code] = counts.get(code, 0) + 1
+    if not counts:
+        return False
+    best = max(counts.values())
+    codes = [code for code, count in counts.items() if count == best]
+    if len(codes) != 1:
+        return False
+    own = lang.clause_words(codes[0])
+    return (codes[0] in lang.word_languages.get(key, ()) and key not in own.function_words
+            and key not in own.phrase_prepositions and key not in own.value_followers)
+
+
 def _bracket_word(lang, key):
     """Return True unless only languages without a verb bracket know key ("cakes")."""
     known = lang.word_languages.get(key, ())
@@ -399,6 +422,24 @@ def _value_and_polarity(c, first, stop, subject_span, subject_first, subject_sto
         previous = tokens[value_first - 1]
         if previous.is_word and previous.key in lang.privative_modifiers:
             return Anchored('value_partial')
+    # Who the clause is about is judged before where the value ends: "max's dad
+    # built the revolving stage back in ..." is about the dad.
+    if possessive and value_first < subject_stop:
+        return Anchored('value_partial')
+
+    # "Ada's an early riser": the 's is "is" or "has", not a possessive.
+    if possessive and tokens[subject_stop - 1].key.endswith("'s") and (
+            value_first == subject_stop or tokens[subject_stop].key in lang.contraction_followers):
+        possessive = False
+    subject_key = normalize_key(c.subject)
+    if subject_key in lang.possessive_subjects:
+        possessive = True
+    if possessive:
+        failure = _possessor_failure(c, tokens, subject_stop, value_first, stop,
+                                     marks.nouns_capitalized)
+        if failure:
+            return Anchored(failure)
+
     # A verb-final clause closes with its participle or infinitive
     # ("Wiebke ist mit Matthias verheiratet"); a fronted value is followed by
     # the verb and then the subject ("In Utrecht werkt Femke ...").
@@ -420,30 +461,17 @@ def _value_and_polarity(c, first, stop, subject_span, subject_first, subject_sto
         keys = c.analysis.keys
         if following.is_word and (
                 following.key in lang.value_continuers or not (
-                    following.key in lang.function_words or _elided(lang, following.key)
-                    or following.key in lang.value_followers
+                    (following.key in lang.function_words
+                     and not _content_word(lang, tokens, first, stop, following.key))
+                    or _elided(lang, following.key)
+                    or (following.key in lang.value_followers
+                        and not _content_word(lang, tokens, first, stop, following.key))
                     or _is_adverb(lang, following.key)
                     or phrase_lengths(lang.contrast_markers, keys, value_stop))):
             return Anchored('value_partial')
     failure = _set_aside(c, tokens, first, value_first, value_stop, stop, suppressed, marks)
     if failure:
         return Anchored(failure)
-    if possessive and value_first < subject_stop:
-        return Anchored('value_partial')
-
-    # "Ada's an early riser": the 's is "is" or "has", not a possessive.
-    if possessive and tokens[subject_stop - 1].key.endswith("'s") and (
-            value_first == subject_stop or tokens[subject_stop].key in lang.contraction_followers):
-        possessive = False
-    subject_key = normalize_key(c.subject)
-    if subject_key in lang.possessive_subjects:
-        possessive = True
-    if possessive:
-        failure = _possessor_failure(c, tokens, subject_stop, value_first, stop,
-                                     marks.nouns_capitalized)
-        if failure:
-            return Anchored(failure)
-
     person, candidates = False, ()
     if value_first >= subject_stop:
         same = lang.robot_references if subject_key in lang.robot_references else frozenset()
@@ -487,9 +515,15 @@ def _set_aside(c, tokens, first, value_first, value_stop, stop, suppressed, mark
     start = value_first - first
     negating = bool(set(c.predicate.split('_')) & lang.predicate_negators)
     # An article may stand between the marker and the value ("not the coffee").
+    # ... and a preposition before it ("riega con agua de lluvia, no con agua
+    # del grifo": the value shares it with what it is set against).
     ends = {start}
-    if start > 0 and keys[start - 1] in lang.function_words:
-        ends.add(start - 1)
+    position = start
+    if position > 0 and keys[position - 1] in lang.function_words:
+        position -= 1
+        ends.add(position)
+    if position > 0 and keys[position - 1] in lang.phrase_prepositions:
+        ends.add(position - 1)
     for begin, end in phrase_spans(lang.contrast_markers, keys[:start]):
         if end not in ends or (end - begin == 1 and keys[begin] in suppressed):
             continue
@@ -706,8 +740,11 @@ def _other_subject(lang, tokens, after_subject, value_first, same, transparent=f
         while start < value_first and tokens[start].is_word and (
                 tokens[start].key not in lang.function_words):
             start += 1
+    # (A word right after "a", "un", "ein" is a common noun, not a name: "has a
+    # max of twenty people" with a person Max.)
     content = [index for index in range(start, value_first)
-               if tokens[index].is_word and tokens[index].key not in lang.function_words]
+               if tokens[index].is_word and tokens[index].key not in lang.function_words
+               and not (index > 0 and tokens[index - 1].key in lang.indefinite_articles)]
     for position, index in enumerate(content):
         words = []
         for following in content[position:position + NAME_MAX_WORDS]:

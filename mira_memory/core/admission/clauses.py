@@ -313,9 +313,10 @@ def opens_clause(lang, analysis, structure_, index, also=()):
     Return True when the word at index (fillers skipped) opens a clause of its own.
 
     A subject pronoun, a negator, a termination or subordinator, a trigger
-    word, a restrictive ("only"), a lead-in or interjection does; a noun or a
-    verb does not, so "no meat, fish or eggs" and "doesn't eat meat and fish"
-    stay one negated list (also: indices that open a clause anyway).
+    word, a restrictive ("only"), a lead-in or interjection, an imperative
+    ("..., open a window when ...") does; a noun or another verb does not,
+    so "no meat, fish or eggs" and "doesn't eat meat and fish" stay one
+    negated list (also: indices that open a clause anyway).
     """
     tokens, keys = analysis.tokens, analysis.keys
     index = _next_word(tokens, index, structure_.end, structure_.skipped)
@@ -334,6 +335,7 @@ def opens_clause(lang, analysis, structure_, index, also=()):
             or key in lang.change_adverbs
             or key in lang.interjection_words or bool(phrase_lengths(lang.lead_ins, keys, index))
             or bool(phrase_lengths(lang.restrictives, keys, index))
+            or bool(lang.imperative_length(keys, index, structure_.clause_language))
             or (key in lang.question_openers
                 and _next_is_person(lang, analysis, structure_, index))
             or (key in lang.trigger_words and key not in lang.function_words))
@@ -380,7 +382,7 @@ def walk(claim, positions, end, *, lead=True, prefixes=False, also=frozenset(), 
         if here < end and tokens[here].is_word:
             key = keys[here]
             if lead:
-                for table in (lang.lead_ins, lang.interjections):
+                for table in (lang.lead_ins, lang.interjections, lang.correction_leads):
                     if key in table:
                         steps.extend(here + length for length in phrase_lengths(table, keys, here))
                 # "Would you (please) <lead-in>": a request opener counts only
@@ -655,18 +657,19 @@ def end_failure(claim, structure_, stop, found=()):
     words = [position for position in range(index, end)
              if tokens[position].is_word and position not in structure_.skipped]
     starts = {occurrence.start for occurrence in found}
+    own = lang.clause_words(structure_.clause_language)
     position = 0
     while position < len(words):
         here = words[position]
         key = keys[here]
-        if (here in starts or lang.imperative_length(keys, here)
+        if (here in starts or lang.imperative_length(keys, here, structure_.clause_language)
                 or phrase_lengths(lang.lead_ins, keys, here)
                 or phrase_lengths(lang.request_lead_ins, keys, here)
                 or phrase_lengths(lang.contrast_markers, keys, here)
                 or phrase_lengths(lang.restrictives, keys, here)
                 or (position == 0 and key in lang.function_words
                     and key not in lang.value_continuers
-                    and key not in lang.phrase_prepositions)):
+                    and key not in own.phrase_prepositions)):
             # (A phrase of its own after a complete clause: "... the one with
             # the stickers", "toca el violín | desde los seis años"; "tea |
             # with lemon" would continue what the clause says.)

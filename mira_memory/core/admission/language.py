@@ -31,7 +31,7 @@ LANGUAGE_DIRECTORY = pathlib.Path(__file__).resolve().parent / 'language'
 # The version of the rules' code: major for a rule that refuses what it
 # admitted before (or the reverse), minor for a new rule or word class.
 # rules_digest() names the word lists they read.
-RULES_VERSION = '5.0.0'
+RULES_VERSION = '6.0.0'
 # An optional directory of further language files (language_files()).
 EXTRA_LANGUAGE_ENV = 'MIRA_MEMORY_EXTRA_LANGUAGE_DIR'
 
@@ -64,9 +64,12 @@ TRIGGER_FIELDS = frozenset((
 PLACEHOLDERS = ('{weekday}', '{month}', '{number}', '{any}')
 # The words that cut a sentence into clauses count only in a sentence of
 # their own language (or of none): Italian "ma" (but) is French "my".
-# So do fillers: English "er" is German "he".
-CLAUSE_WORD_KEYS = ('terminations', 'soft_terminations', 'coordinators', 'subordinators',
-                    'subject_pronouns', 'fillers')
+CLAUSE_BOUNDARY_KEYS = ('terminations', 'soft_terminations', 'coordinators', 'subordinators')
+# So do subject pronouns and fillers (English "er" is German "he"), and the
+# function words, phrase prepositions and value followers read where a phrase
+# ends (English "a" is Spanish "to", Dutch "van" is English "van").
+CLAUSE_WORD_KEYS = CLAUSE_BOUNDARY_KEYS + (
+    'subject_pronouns', 'fillers', 'function_words', 'phrase_prepositions', 'value_followers')
 
 # The keys a language file may hold (language/en.toml explains each).
 LANGUAGE_KEYS = frozenset((
@@ -80,7 +83,7 @@ LANGUAGE_KEYS = frozenset((
     'function_words', 'value_followers', 'adverb_suffixes', 'markers', 'homographs',
     'contraction_suffixes', 'plain_phrases', 'verb_bracket', 'genitive_prepositions',
     'preference_verbs', 'preference_contrasts', 'infinitive_endings', 'participle_prefixes',
-    'participle_endings', 'predicative_endings',
+    'participle_endings', 'predicative_endings', 'indefinite_articles',
     # round 4: clauses, scopes, speech, and text the rules cannot read
     'trigger', 'terminations', 'soft_terminations', 'subordinators', 'discourse_markers',
     'imperatives', 'enclitics', 'subject_pronouns', 'change_adverbs', 'additives',
@@ -142,10 +145,11 @@ class Language:
         def words(name):
             return frozenset(key_of(word) for table in tables for word in table.get(name, ()))
 
-        def phrases(name):
+        def phrases(name, only=None):
             # Indexed by their first token: phrases are tried where they may start.
+            # only: the tables of one language.
             found = {}
-            for table in tables:
+            for table in tables if only is None else only:
                 for phrase in table.get(name, ()):
                     keys = phrase_keys(phrase)
                     if keys:
@@ -207,6 +211,7 @@ class Language:
         self.participle_prefixes = tuple(sorted(words('participle_prefixes')))
         self.participle_endings = endings('participle_endings')
         self.predicative_endings = endings('predicative_endings')
+        self.indefinite_articles = words('indefinite_articles')
         # Round 4: where clauses start, and speech's own words.
         self.terminations = words('terminations')
         self.soft_terminations = words('soft_terminations')
@@ -219,7 +224,7 @@ class Language:
                     keys = phrase_keys(phrase)
                     if len(keys) == 1:
                         getattr(own, name).add(keys[0])
-                    elif keys:
+                    elif keys and name in CLAUSE_BOUNDARY_KEYS:
                         # "parce que", "por isso": a boundary of several words.
                         own.phrases.setdefault(keys[0], []).append((keys, name))
         self._all_clause_words = ClauseWords()
@@ -233,6 +238,16 @@ class Language:
         self.discourse_markers = phrases('discourse_markers')
         self.imperatives = phrases('imperatives')
         self.enclitics = endings('enclitics')
+        # Each language's own, for a sentence in it: English "pour" is French "for".
+        self._imperatives = {}
+        for table in tables:
+            code = table.get('language', '')
+            if not code:
+                continue
+            self._imperatives[code] = (
+                phrases('imperatives', [table]),
+                tuple(sorted({key_of(word) for word in table.get('enclitics', ())},
+                             key=len, reverse=True)))
         self.change_adverbs = words('change_adverbs')
         self.number_words = words('number_words')
         self.phrase_prepositions = words('phrase_prepositions')
@@ -380,6 +395,16 @@ class Language:
         self.trigger_prefixes = tuple(sorted(prefixes, key=lambda item: len(item[0]),
                                              reverse=True))
         # (For one str.endswith / startswith test per word before the loop.)
+        # A correction said before a statement leads into it ("no actually, Elodie
+        # has a key"): it reaches back only (clauses.walk steps over it).
+        self.correction_leads = {}
+        for found in self.trigger_phrases.values():
+            for keys, trigger in found:
+                if (trigger.kind == 'retraction' and trigger.direction == 'backward'
+                        and len(keys) > 1 and trigger.at != 'end'):
+                    self.correction_leads.setdefault(keys[0], set()).add(keys)
+        self.correction_leads = {first: tuple(sorted(keys, key=len, reverse=True))
+                                 for first, keys in self.correction_leads.items()}
         self.trigger_suffix_texts = tuple(text for text, _ in self.trigger_suffixes)
         self.trigger_prefix_texts = tuple(text for text, _ in self.trigger_prefixes)
         self.negators = frozenset(
@@ -394,23 +419,26 @@ class Language:
         """Return the words that cut clauses in a sentence of language code ('': all of them)."""
         return self._clause_words.get(code) or self._all_clause_words
 
-    def imperative_length(self, keys, index):
+    def imperative_length(self, keys, index, code=''):
         """
         Return how many words of an imperative start at keys[index] (0: none).
 
-        An imperative with a pronoun attached is one too: "liga-lhe",
+        code: the sentence's language ('': any language's imperatives). An
+        imperative with a pronoun attached is one too: "liga-lhe",
         "appelle-le" (a hyphen), "llámala", "chiamalo" (an enclitic; Spanish
         writes the stress the pronoun moved: "lláma-" is "llama").
         """
-        lengths = phrase_lengths(self.imperatives, keys, index)
+        imperatives, enclitics = self._imperatives.get(code) or (self.imperatives,
+                                                                 self.enclitics)
+        lengths = phrase_lengths(imperatives, keys, index)
         if lengths:
             return max(lengths)
         key = keys[index]
         stems = [key.partition('-')[0]] if '-' in key else []
-        stems += [key[:-len(suffix)] for suffix in self.enclitics
+        stems += [key[:-len(suffix)] for suffix in enclitics
                   if key.endswith(suffix) and len(key) > len(suffix) + 1]
-        return int(any((_without_acute(stem),) in self.imperatives.get(_without_acute(stem), ())
-                       or (stem,) in self.imperatives.get(stem, ()) for stem in stems))
+        return int(any((_without_acute(stem),) in imperatives.get(_without_acute(stem), ())
+                       or (stem,) in imperatives.get(stem, ()) for stem in stems))
 
     def is_negator(self, key, suppressed=frozenset()):
         """Return True for a negating word ("not", "doesn't", "n'aime", "nicht")."""
@@ -438,6 +466,9 @@ class ClauseWords:
     subordinators: set = field(default_factory=set)
     subject_pronouns: set = field(default_factory=set)
     fillers: set = field(default_factory=set)
+    function_words: set = field(default_factory=set)
+    phrase_prepositions: set = field(default_factory=set)
+    value_followers: set = field(default_factory=set)
     # word -> the kind of clause boundary it makes (clauses.py), the first
     # of termination, soft termination, subordinator, coordinator.
     kinds: dict = field(default_factory=dict)

@@ -192,8 +192,15 @@ def _applies(lang, analysis, structure_, occurrence):
 def _in_clause(lang, analysis, structure_, occurrence, phrases):
     """Return True when one of phrases stands in the occurrence's clause, around it."""
     # (A trigger that is a boundary word itself, "until", opens the clause after it.)
+    # A weak boundary that opens no clause does not end it: "starts | as a
+    # setter in September" is one clause.
     begin = structure_.clause_start(occurrence.start)
     end = structure_.clause_end(occurrence.stop)
+    for boundary in structure_.boundaries:
+        if boundary.index >= end and boundary.index >= occurrence.stop:
+            if boundary.index > end or clauses.effective(lang, analysis, structure_, boundary):
+                break
+            end = structure_.clause_end(boundary.after)
     tokens = analysis.tokens
     for index in range(begin, end):
         for phrase in phrases:
@@ -335,7 +342,22 @@ def _backward_start(claim, structure_, occurrence):
     trigger = occurrence.trigger
     if trigger.reach == 'turn':
         return 0
+    if trigger.kind in ('report', 'hedge') and any(
+            boundary.kind == clauses.SUBORDINATOR
+            and occurrence.stop - 1 <= boundary.index <= occurrence.stop
+            for boundary in structure_.boundaries):
+        # "..., diz que o calcário ...", "..., says that ...": what follows the
+        # "that" is what is said.
+        return None
     if trigger.tail is not None:
+        # A new subject right after the trigger is its complement: "..., I think
+        # they're called the Molars", "..., says they're cursed" govern forward.
+        # ("..., acho eu", "..., denk ik": a pronoun alone after it is its subject.)
+        if any(boundary.kind == clauses.SUBJECT and boundary.index == occurrence.stop
+               and clauses.has_words(analysis, structure_, boundary.index + 1,
+                                     structure_.clause_end(boundary.index + 1))
+               for boundary in structure_.boundaries):
+            return None
         # "..., she told me herself" is a report; "..., I told the kitchen" is not.
         # A person said after the verb is the one reporting ("me lo dijo su
         # hermana"), not what was told.
@@ -385,7 +407,7 @@ def _previous_clause_start(claim, structure_, occurrence):
     # ... or an imperative without a mark: "o gilberto é o eletricista |
     # liga-lhe quando precisares" (the condition is the call's).
     starts += [index for index in range(structure_.start + 1, occurrence.start)
-               if _unmarked_imperative(lang, analysis, index)]
+               if _unmarked_imperative(lang, analysis, structure_, index)]
     return max(starts, default=structure_.start)
 
 
@@ -399,11 +421,11 @@ def _clause_follows(claim, structure_, occurrence):
                 and clauses.has_words(analysis, structure_, boundary.after, structure_.end)):
             return True
     # Speech recognition writes no comma: "if someone gets hurt call him".
-    return any(_unmarked_imperative(lang, analysis, index)
+    return any(_unmarked_imperative(lang, analysis, structure_, index)
                for index in range(occurrence.stop + 1, structure_.end))
 
 
-def _unmarked_imperative(lang, analysis, index):
+def _unmarked_imperative(lang, analysis, structure_, index):
     """Return True for an imperative right after a content word: a clause without a mark."""
     return bool(lang.imperative_length(analysis.keys, index)
                 and analysis.tokens[index - 1].is_word
@@ -442,6 +464,8 @@ def reaching(claim, structure_, first, stop, value_spans, names):
                 claim, occurrence, value_tokens):
             continue
         if inside and value_tokens.intersection(range(occurrence.start, occurrence.stop)):
+            if occurrence.trigger.kind == 'report' and occurrence.start - 1 in value_tokens:
+                continue  # a noun of the value, not a verb: "all the insurance claims"
             # The value is the trigger's own word: "going home on Friday".
             found.append(occurrence)
             continue
@@ -559,6 +583,9 @@ def tag_after(claim, structure_, stop, sentence):
              if tokens[index].is_word and index not in structure_.skipped]
     if not words or len(words) > _TAG_MAX_WORDS:
         return False
+    if any(occurrence.trigger.kind == 'pseudo' and occurrence.start < words[-1] + 1
+           and occurrence.stop > words[0] for occurrence in occurrences(claim, structure_)):
+        return False  # "crois-le ou non" insists; its "non" is no tag
     tagged = [keys[index] for index in words if keys[index] in lang.question_tags]
     return bool(tagged or sentence.question) and all(
         keys[index] in lang.question_tags or keys[index] in lang.persons
