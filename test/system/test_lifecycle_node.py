@@ -210,7 +210,7 @@ def test_backup_export_and_import_through_node_and_tools(
     assert code == 0, err
     assert out == (f'backup written: {backup} ({backup.stat().st_size} bytes)\n'
                    '  entities 1, aliases 0, memories 1, links 1, payloads 1\n')
-    assert schema.read_version(backup)[0] == 3
+    assert schema.read_version(backup)[0] == 4
     code, _, err = memory('backup', str(backup))
     assert code == 1 and err.startswith('error: exists: ') and '--force' in err
     assert memory('backup', str(backup), '--force')[0] == 0
