@@ -241,4 +241,4 @@ def test_a_version_2_file_is_refused_byte_identical_then_migrated(
     code, out, _ = console('verify')
     assert code == 1
     assert out.splitlines()[:2] == ['MEM4 NO RECEIPT', 'MEM5 NO RECEIPT']
-    assert '  schema version: 3' in console('persistent')[1].splitlines()
+    assert '  schema version: 4' in console('persistent')[1].splitlines()

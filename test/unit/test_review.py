@@ -15,7 +15,7 @@ from mira_memory.core.admission.rules import Proposal, TurnContext
 from mira_memory.core.archive import copies, verify
 from mira_memory.core.errors import BackendError, ClosedError, InvalidInputError, NotFoundError
 from mira_memory.core.errors import RefusedError
-from mira_memory.core.recall import recall
+from mira_memory.core.recall import READING_LINE, recall, SUPERVISED_LINE
 from mira_memory.core.review import decisions, keep
 from mira_memory.core.store import MemoryStore, NewMemory, schema, transaction
 import pytest
@@ -264,9 +264,12 @@ def test_accept_of_a_grounding_refusal_writes_a_supervised_memory_with_its_recei
         'evidence_not_in_utterance', '10', '2026-05-01T12:00:00Z')
     assert receipt.refused_explanation.startswith('The evidence is not one complete clause')
     assert pending(world) == []
-    # Recall shows it, as the operator's words a person accepted.
-    text = recall(world, 'Ada').text
-    assert 'source: supervised_statement "episode e1 turn t7"' in text
+    # Recall shows it, and says how to read it: the operator's words a person accepted.
+    lines = recall(world, 'Ada').text.splitlines()
+    assert lines[3:5] == [READING_LINE, SUPERVISED_LINE]
+    assert any('source: supervised_statement "episode e1 turn t7"' in line for line in lines)
+    # Without a supervised memory in it, recall's text is as it was.
+    assert SUPERVISED_LINE not in recall(world, 'Zoe Quist').text
 
 
 def test_accept_still_runs_the_checks_it_does_not_override(world):

@@ -10,8 +10,8 @@ bounded (the caller's max_items, the oldest dropped first) and expiring (items
 created before the caller's cutoff leave first), so every scan here reads at
 most max_items rows. An item that leaves the queue for any reason leaves a
 `pending_closed` row behind (outcome, memory, when, by whom; none of its
-text), kept while it is younger than the cutoff and at most CLOSED_MAX of
-them, so a late accept is told what became of it. core/review decides what
+text), kept while it is younger than the cutoff and about CLOSED_MAX of
+them (trim_closed), so a late accept is told what became of it. core/review decides what
 to keep and what an accept may write; this module only stores.
 """
 
@@ -20,6 +20,11 @@ from mira_memory.core.store.records import ClosedPending, PENDING_COLUMNS, Pendi
 
 # Closed records kept at most (each about 60 bytes), besides the age limit.
 CLOSED_MAX = 1000
+# insert() trims the closed records on every TRIM_EVERY-th item only (and
+# expire() on every call): each trim reads them all, and a kept refusal must
+# stay cheap (bench/README.md, issue 35). Between two trims at most
+# TRIM_EVERY more are kept.
+TRIM_EVERY = 64
 # Who closes an item when no person does.
 BY_EXPIRY = 'expiry'
 BY_QUEUE_FULL = 'queue full'
@@ -95,8 +100,14 @@ def insert(conn, values, *, now, cutoff, max_items):
         for oldest in dropped:
             close(conn, oldest, 'dropped', None, now=now, by=BY_QUEUE_FULL)
         conn.execute(ADD_COUNTS_SQL, {'dropped': len(dropped), 'expired': 0})
-    conn.execute(TRIM_CLOSED_SQL, {'cutoff': cutoff, 'keep': CLOSED_MAX})
+    if pending_id % TRIM_EVERY == 0:
+        trim_closed(conn, cutoff)
     return pending_id, True
+
+
+def trim_closed(conn, cutoff):
+    """Forget the closed records older than cutoff, and all but the newest CLOSED_MAX."""
+    conn.execute(TRIM_CLOSED_SQL, {'cutoff': cutoff, 'keep': CLOSED_MAX})
 
 
 def expire(conn, *, now, cutoff):
@@ -106,6 +117,7 @@ def expire(conn, *, now, cutoff):
         close(conn, pending_id, 'expired', None, now=now, by=BY_EXPIRY)
     if expired:
         conn.execute(ADD_COUNTS_SQL, {'dropped': 0, 'expired': len(expired)})
+        trim_closed(conn, cutoff)
     return len(expired)
 
 

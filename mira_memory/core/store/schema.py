@@ -224,8 +224,9 @@ _INDEXES = {
         'CREATE INDEX supersessions_new ON supersessions (new_memory_id)',),
     # Expiry removes the oldest first (and the queue drops them when full).
     'pending': ('CREATE INDEX pending_created ON pending (created_at, id)',),
-    'pending_closed': (
-        'CREATE INDEX pending_closed_at ON pending_closed (closed_at, pending_id)',),
+    # pending_closed has none: it is trimmed by its primary key, and by age
+    # only now and then (store/pending.py), so every close writes one page less.
+    'pending_closed': (),
     'pending_counts': (),
 }
 
