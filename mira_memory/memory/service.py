@@ -592,9 +592,10 @@ class MemoryService:
 
     def _review_decision(self, response, reviewed):
         """Answer a decision that was written; a new memory or entity changes the counts."""
+        if reviewed.entity is not None:
+            self.health.wrote(entities=1, aliases=len(reviewed.entity.aliases))
         if reviewed.memory_id is not None and reviewed.outcome != decisions.ALREADY_STORED:
-            self.health.wrote(memories=1, entities=1 if reviewed.entity else 0,
-                              active_memories=1 - len(reviewed.retired_ids))
+            self.health.wrote(memories=1, active_memories=1 - len(reviewed.retired_ids))
         memory = None
         if reviewed.memory_id is not None:
             memory, _ = self.store.get_memory(reviewed.memory_id)

@@ -124,7 +124,7 @@ def _decide(store, pending_id, reviewer, settings, action, new_entity_type=None,
         if new_entity_type:
             entity = _new_entity(tx, item, name, new_entity_type, aliases)
         overrides = set()
-        if item.rule in rules.GROUNDING_RULES:
+        if item.rule in rules.GROUNDING_RULE_NUMBERS:
             overrides.add(rules.OVERRIDE_GROUNDING)
         if action == SUPERSEDE:
             overrides.add(rules.OVERRIDE_CONFLICT)

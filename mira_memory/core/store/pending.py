@@ -40,7 +40,9 @@ ITEM_SQL = 'SELECT %s FROM pending WHERE id = ?' % ', '.join(PENDING_COLUMNS)
 ID_BY_DIGEST_SQL = 'SELECT id FROM pending WHERE request_digest = ?'
 ITEMS_SQL = 'SELECT %s FROM pending ORDER BY id LIMIT ?' % ', '.join(PENDING_COLUMNS)
 COUNT_SQL = 'SELECT count(*) FROM pending'
-OLDEST_SQL = 'SELECT id FROM pending ORDER BY id LIMIT ?'
+# One statement: a full queue pays for its drop on every keep.
+DROP_OLDEST_SQL = (
+    'DELETE FROM pending WHERE id IN (SELECT id FROM pending ORDER BY id LIMIT ?) RETURNING id')
 EXPIRED_SQL = 'SELECT id FROM pending WHERE created_at < ? ORDER BY created_at, id'
 DELETE_SQL = 'DELETE FROM pending WHERE id = ?'
 CLOSE_SQL = (
@@ -96,9 +98,9 @@ def insert(conn, values, *, now, cutoff, max_items):
     pending_id = cursor.lastrowid
     over = conn.execute(COUNT_SQL).fetchone()[0] - max_items
     if over > 0:
-        dropped = [row[0] for row in conn.execute(OLDEST_SQL, (over,))]
-        for oldest in dropped:
-            close(conn, oldest, 'dropped', None, now=now, by=BY_QUEUE_FULL)
+        dropped = [row[0] for row in conn.execute(DROP_OLDEST_SQL, (over,))]
+        conn.executemany(CLOSE_SQL, [(pending_id, 'dropped', None, now, BY_QUEUE_FULL)
+                                     for pending_id in dropped])
         conn.execute(ADD_COUNTS_SQL, {'dropped': len(dropped), 'expired': 0})
     if pending_id % TRIM_EVERY == 0:
         trim_closed(conn, cutoff)
