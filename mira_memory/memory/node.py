@@ -339,9 +339,26 @@ class MemoryServing:
             if self._store_refused():
                 # The managed node was deactivated while this call waited: nothing is written.
                 return responses.fill_remember(response, rules.backend_failure())
-        # Only a turn this node heard itself may leave a refusal for review.
+        # Only a turn this node heard itself may leave a refusal for review,
+        # written after this reply (_after_reply).
         return self.service.answer_remember(request, response, heard, started,
-                                            observed=gate is not None)
+                                            observed=gate is not None, defer=self._after_reply)
+
+    def _after_reply(self, work):
+        """
+        Run work on this node's executor after the reply in flight is sent.
+
+        rclpy sends a service's reply when its callback returns; the task
+        runs when the executor next takes its tasks. A kept refusal's write
+        (core/review/keep.py) so costs remember nothing; whatever the
+        service serves first writes it before it reads the store
+        (MemoryService.write_kept), and closing the memory writes it too.
+        """
+        executor = self.executor
+        if executor is None:
+            work()
+        else:
+            executor.create_task(work)
 
     # Admin -----------------------------------------------------------------
 

@@ -30,6 +30,7 @@ database_in_place). Every handler answers through its response: no
 exception leaves one.
 """
 
+import collections
 import os
 import threading
 import time
@@ -77,6 +78,8 @@ class MemoryService:
         self.ownership = None
         # One proposal per operator turn (volatile; the store keeps the durable limit).
         self.turn_proposals = TurnProposalLog()
+        # Refusals kept for review that remember answered but has not written yet.
+        self._kept = collections.deque()
         self.health = health.Health()
         self._row_count = None  # a background row count in progress (_count_rows)
         self._rules_logged = False  # the startup line about older rules (_log_rules)
@@ -143,7 +146,8 @@ class MemoryService:
                 f'cannot open persistent memory at {path}: {error.strerror}') from None
 
     def close(self):
-        """Close the store once, then give up the file (idempotent)."""
+        """Write what was kept for review, close the store once, give up the file (idempotent)."""
+        self.write_kept()
         for handle in (self.reader, self.store):
             if handle is not None:
                 handle.close()
@@ -302,35 +306,40 @@ class MemoryService:
         return responses.fill_recall(response, result, request.include_entities)
 
     def answer_remember(self, request, response, heard=turns.HEARD, started=None,
-                        observed=False):
+                        observed=False, defer=None):
         """
         Answer a Remember request whose operator turn the gate judged heard.
 
         heard: turns.HEARD, NOT_HEARD or DIFFERENT (memory/turn_gate.py);
         started: the time.perf_counter() at which the call came in;
-        observed: the gate heard the turn itself (require_observed_turns),
-        so a refusal a person can judge may be kept for review.
+        observed, defer: as for remember().
         """
         if started is None:
             started = time.perf_counter()
         if heard != turns.HEARD:
             self.health.remember.add(time.perf_counter() - started)
             return responses.fill_remember_turn_not_heard(response, heard)
-        result = self.remember(request, observed=observed)
+        result = self.remember(request, observed=observed, defer=defer)
         if result.reason == rules.REASON_BACKEND_FAILURE:
             self.health.remember_failures.add()
             self.note_writes_stopped()
         self.health.remember.add(time.perf_counter() - started)
         return responses.fill_remember(response, result)
 
-    def remember(self, request, observed=False):
+    def remember(self, request, observed=False, defer=None):
         """
         Admit a Remember request (its turn already heard); return the admission result.
 
         observed: the node heard the turn itself; a refusal a person can
         judge is then kept for review (pending_review), once per turn: an
-        identical retry gets the first answer.
+        identical retry gets the first answer. defer(work): runs work (the
+        kept refusal's write, write_kept) after the reply: the node's
+        executor, core/review/keep.py says why; by default it is written at
+        once. Either way it is written before anything else reads or writes
+        the store (write_kept).
         """
+        self.write_kept()
+        kept = []
         if not self.database_in_place():
             return rules.backend_failure()
         try:
@@ -345,7 +354,11 @@ class MemoryService:
 
             def admit():
                 result = rules.admit(self.store, context, proposal, robot_profile)
-                return self._keep(context, proposal, robot_profile, result) if observed else result
+                if observed:
+                    result = keep.kept(result, self.review)
+                    if result.pending_review:
+                        kept.append((context, proposal, robot_profile, result))
+                return result
             result = self.turn_proposals.answer(
                 context, proposal, admit, self.store, robot_profile)
         except Exception:  # admit() never raises by contract; this guards the contract
@@ -354,6 +367,9 @@ class MemoryService:
         if result.status == rules.STATUS_APPLIED and not self.database_in_place():
             # Committed, but to a file no longer at the path: not acknowledged.
             return rules.backend_failure()
+        if kept:
+            self._kept.extend(kept)
+            (defer or _at_once)(self.write_kept)
         if result.outcome == rules.OUTCOME_CREATED:
             self.health.wrote(memories=1, active_memories=1)
         if result.status == rules.STATUS_APPLIED and self.log.is_enabled_for(
@@ -368,19 +384,32 @@ class MemoryService:
                 f'(episode {request.episode_id!r} turn {request.turn_id!r})')
         return result
 
-    def _keep(self, context, proposal, robot_profile, result):
-        """Keep a refusal a person can judge for review (core/review/keep.py); never raises."""
-        try:
-            return keep.keep(self.store, context, proposal, robot_profile, result, self.review)
-        except Exception as error:  # the refusal stands as it was; only the note is lost
-            self.log.error(f'a refused proposal could not be kept for review: {error}',
-                           throttle_duration_sec=1.0)
-            return result
+    def write_kept(self):
+        """
+        Write the refusals kept for review and not written yet, in the order kept; never raises.
+
+        remember defers the write past its reply; everything that reads or
+        writes the store calls this first (remember, admin, verify, close),
+        so nobody sees the store without a note that was answered kept.
+        """
+        while self._kept:
+            context, proposal, robot_profile, result = self._kept.popleft()
+            if self.store is None or self.health.database_lost is not None:
+                self.log.warning('a refused proposal kept for review was not written: the '
+                                 'store is gone')
+                continue
+            try:
+                keep.write(self.store, context, proposal, robot_profile, result, self.review)
+            except Exception as error:  # the refusal stands as answered; only the note is lost
+                self.log.error(
+                    f'a refused proposal kept for review could not be written: {error}',
+                    throttle_duration_sec=1.0)
 
     def expire_pending(self):
         """Close the pending items past their age (the node's timer); return how many."""
         if self.store is None or self.health.database_lost is not None:
             return 0
+        self.write_kept()
         try:
             return self.store.expire_pending(self.review.max_age)
         except store.StoreError as error:
@@ -400,6 +429,7 @@ class MemoryService:
         handler = handler or self.admin_handlers[command]
         if self.store is None and command != 'status':
             return responses.fill_admin_disabled(response)
+        self.write_kept()
         try:
             if self.store is not None:
                 self.require_database_in_place()
@@ -613,6 +643,7 @@ class MemoryService:
         before anything runs.
         """
         memory_ids = [store.parse_memory_id(text) for text in request.memory_ids]
+        self.write_kept()
         path = str(self.store.path)
         findings = []
         # The queue is bounded (pending_max), so every pending item is answered.
@@ -633,6 +664,10 @@ class MemoryService:
             return responses.fill_verify(response, summary, findings, truncated['any'],
                                          pending)
         return work, finish
+
+
+def _at_once(work):
+    work()
 
 
 def _file_size(path):

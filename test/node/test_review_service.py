@@ -153,3 +153,52 @@ def test_an_unusable_queue_stops_startup_with_a_clear_error(memory_node, tmp_pat
     with pytest.raises(StartupError, match=message):
         memory_node({'enabled': True, 'robot_profile': PROFILE,
                      'database_path': str(tmp_path / 'memory.sqlite3'), **parameters})
+
+
+@pytest.fixture
+def service(tmp_path):
+    # MemoryService: the node's handlers without a node, an executor or a context.
+    from mira_memory.core import config
+    from mira_memory.memory.service import MemoryService
+    database = tmp_path / 'memory.sqlite3'
+    handlers = MemoryService(config.settings_from_parameters(True, str(database)),
+                             robot_profile=lambda: PROFILE)
+    handlers.database_path = database
+    added = handlers.admin('entity_add', srv.AdminEntityAdd.Request(
+        entity_type='person', canonical_name='Ada Lovelace'), srv.AdminEntityAdd.Response())
+    assert added.success, added.message
+    yield handlers
+    handlers.close()
+
+
+def listed(service):
+    response = service.admin('pending', srv.AdminPending.Request(), srv.AdminPending.Response())
+    return [item.turn_id for item in response.items]
+
+
+def test_a_kept_refusal_is_written_after_the_reply_before_anything_reads_the_store(service):
+    # The node defers the write past its reply (MemoryNode._after_reply); here
+    # the deferred work waits in a list instead of on the executor.
+    deferred = []
+    first, second = hedged(), hedged(value='black tea')
+    answer = service.remember(first, observed=True, defer=deferred.append)
+    assert (answer.reason, answer.pending_review) == ('evidence_not_in_utterance', True)
+    assert service.store.pending_items(10)[0] == [] and len(deferred) == 1
+    # The next remember writes what waits first, so the ids keep the order of the replies.
+    service.remember(second, observed=True, defer=deferred.append)
+    assert [item.turn_id for item in service.store.pending_items(10)[0]] == [first.turn_id]
+    # An admin command writes what waits before it reads.
+    assert listed(service) == [first.turn_id, second.turn_id]
+    # The deferred work finds nothing left: nothing is written twice.
+    for work in deferred:
+        work()
+    assert listed(service) == [first.turn_id, second.turn_id]
+
+
+def test_closing_writes_what_was_kept_and_not_written_yet(service):
+    from mira_memory.core.store import MemoryStore
+    service.remember(hedged(), observed=True, defer=lambda work: None)
+    service.close()
+    with MemoryStore.open(service.database_path) as reopened:
+        assert [item.reason for item in reopened.pending_items(10)[0]] == [
+            'evidence_not_in_utterance']

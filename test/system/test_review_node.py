@@ -264,6 +264,8 @@ def test_a_kill_between_supersedes_retire_and_write_loses_nothing(ros, memory_no
     node, console = seeded(memory_node, ros, tmp_path, console_memory)
     say(node, LEUVEN)
     say(node, GHENT)
+    # The node writes a kept refusal after its reply, and before it serves the next call.
+    assert ok(console, 'pending').splitlines()[2].startswith('P1  ')
     before = integrity_and_rows(database)
     assert node.stop() == 0
     # The same node, stopped dead inside supersede's transaction (crash_point_node.py).

@@ -212,8 +212,18 @@ def test_an_item_expires_after_its_age_and_then_cannot_be_accepted(world, clock)
     assert world.pending_items(10) == ([], (0, 0, 1))
     with pytest.raises(ClosedError, match='^P1 expired and left the queue at '):
         decisions.accept(world, 1, REVIEWER, week)
-    # The next keep expires what is due too: nothing is left to expire then.
     assert world.expire_pending(week.max_age) == 0
+
+
+def test_the_same_proposal_after_its_item_expired_is_kept_anew(world, clock):
+    week = keep.ReviewSettings(max_age=datetime.timedelta(days=7))
+    say(world, HEDGED, week)
+    clock.advance(days=8)
+    # Not pruned yet (that is expire()'s): the keep closes the old item itself.
+    assert say(world, HEDGED, week).pending_review
+    [item] = pending(world)
+    assert item.id > 1 and item.created_at == '2026-05-09T12:00:00Z'
+    assert world.pending_items(10)[1] == (1, 0, 1)
 
 
 def test_keeping_commits_without_its_own_fsync_and_leaves_synchronous_full(world):

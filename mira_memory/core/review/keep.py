@@ -2,23 +2,29 @@
 """
 Keeping a refused proposal for review: which refusals, and the settings of the queue.
 
-The memory node calls keep() after admission refused a remember for an
+The memory node asks kept() after admission refused a remember for an
 operator turn it heard itself (require_observed_turns): with the queue on
-and a refusal a person can judge (rules.reviewable), the proposal, the
-utterance and turn ids, the robot profile, the refusal and the running rules
-go into the store's pending table, and the result says pending_review. The
-reason is the rules' own either way, and nothing of the item ever goes back
-to the caller or into recall.
+and a refusal a person can judge (rules.reviewable), the result is marked
+pending_review, and write() puts the proposal, the utterance and turn ids,
+the robot profile, the refusal and the running rules into the store's
+pending table. The reason is the rules' own either way, and nothing of the
+item ever goes back to the caller or into recall.
 
 The queue is bounded (max_items; when full the oldest item is dropped and
 counted), expiring (max_age), and keeps the same utterance and proposal once
-(turn_proposals.request_digest: the exact texts). Its one transaction
-commits without an fsync of its own (transaction.without_commit_sync): a
-kept refusal survives a crash of the node at once, and a power cut once the
-next durable write or checkpoint has synced the log. An fsync per refusal
-would make remember's refusal about a third slower (bench/README.md, issue
-35), where the queue may add at most a tenth; and what a power cut can lose
-is a note for a person, never a memory.
+(turn_proposals.request_digest: the exact texts).
+
+The memory node writes the item right after its reply (MemoryService.remember's
+defer): a kept refusal then costs remember nothing, and the executor the
+write's time once, before it waits for new work (bench/README.md, issue 35).
+The write is one transaction that commits without an fsync of its own
+(transaction.without_commit_sync): the item survives a crash of the node as
+soon as it is written, and a power cut once the next durable write or
+checkpoint has synced the log. So pending_review says that the node took
+the proposal for review: a crash within the moment between the reply and
+the write, a power cut before the next sync, or a store that fails the
+write (logged) loses the note. What is lost is a note for a person, never a
+memory, and the refusal stands as answered either way.
 """
 
 from dataclasses import dataclass, replace
@@ -73,17 +79,34 @@ def pending_values(context, proposal, robot_profile, result):
         language.rules_digest())
 
 
-def keep(store, context, proposal, robot_profile, result, settings):
+def kept(result, settings):
     """
-    Keep a refusal a person can judge; return the result, pending_review when kept.
+    Return result marked pending_review when the queue keeps it, else result itself.
 
-    Only for an operator turn the node heard (the caller's to know). The
-    same utterance and proposal already waiting is not kept twice (it is
-    still waiting: pending_review). Store failures raise (the caller answers
-    the refusal as it was).
+    Only for an operator turn the node heard (the caller's to know); then
+    write() the marked result.
     """
     if not settings.enabled or not rules.reviewable(result):
         return result
-    store.keep_pending(pending_values(context, proposal, robot_profile, result),
-                       max_age=settings.max_age, max_items=settings.max_items)
     return replace(result, pending_review=True)
+
+
+def write(store, context, proposal, robot_profile, result, settings):
+    """
+    Put a kept refusal (marked by kept()) into the store's queue; return its pending id.
+
+    The same utterance and proposal already waiting is not kept twice (its
+    id is returned). Store failures raise.
+    """
+    pending_id, _ = store.keep_pending(
+        pending_values(context, proposal, robot_profile, result),
+        max_age=settings.max_age, max_items=settings.max_items)
+    return pending_id
+
+
+def keep(store, context, proposal, robot_profile, result, settings):
+    """Return kept(result, settings), written into the store's queue when marked (at once)."""
+    result = kept(result, settings)
+    if result.pending_review:
+        write(store, context, proposal, robot_profile, result, settings)
+    return result

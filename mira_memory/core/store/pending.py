@@ -7,8 +7,8 @@ caller's transaction (the node's owner connection, or a read snapshot for
 the queries), so a kept refusal, an accept and a forget each change the
 queue in the same transaction as everything else they write. The queue is
 bounded (the caller's max_items, the oldest dropped first) and expiring (items
-created before the caller's cutoff leave first), so every scan here reads at
-most max_items rows. An item that leaves the queue for any reason leaves a
+created before the caller's cutoff leave at expire()), so every scan here
+reads at most max_items rows. An item that leaves the queue for any reason leaves a
 `pending_closed` row behind (outcome, memory, when, by whom; none of its
 text), kept while it is younger than the cutoff and about CLOSED_MAX of
 them (trim_closed), so a late accept is told what became of it. core/review decides what
@@ -37,7 +37,7 @@ INSERT_SQL = (
     'INSERT INTO pending (%s) VALUES (%s) ON CONFLICT (request_digest) DO NOTHING' % (
         ', '.join(PENDING_COLUMNS[1:]), ', '.join('?' * (len(PENDING_COLUMNS) - 1))))
 ITEM_SQL = 'SELECT %s FROM pending WHERE id = ?' % ', '.join(PENDING_COLUMNS)
-ID_BY_DIGEST_SQL = 'SELECT id FROM pending WHERE request_digest = ?'
+ID_BY_DIGEST_SQL = 'SELECT id, created_at FROM pending WHERE request_digest = ?'
 ITEMS_SQL = 'SELECT %s FROM pending ORDER BY id LIMIT ?' % ', '.join(PENDING_COLUMNS)
 COUNT_SQL = 'SELECT count(*) FROM pending'
 # One statement: a full queue pays for its drop on every keep.
@@ -86,15 +86,21 @@ def insert(conn, values, *, now, cutoff, max_items):
     """
     Keep one refused proposal; return (pending id, True when new).
 
-    values: the PENDING_COLUMNS after id, in order. Items created before
-    cutoff are closed as expired first; the same request (request_digest)
-    already waiting keeps its id and is not kept twice; a queue then over
-    max_items drops its oldest items, each closed and counted.
+    values: the PENDING_COLUMNS after id, in order. The same request
+    (request_digest) already waiting keeps its id and is not kept twice,
+    unless it was created before cutoff: then it is closed as expired and the
+    request kept anew. A queue then over max_items drops its oldest items,
+    each closed and counted. Other expired items are left to expire(), so a
+    keep reads no more than it must (bench/README.md, issue 35).
     """
-    expire(conn, now=now, cutoff=cutoff)
     cursor = conn.execute(INSERT_SQL, values)
     if cursor.rowcount == 0:
-        return conn.execute(ID_BY_DIGEST_SQL, (values[0],)).fetchone()[0], False
+        pending_id, created_at = conn.execute(ID_BY_DIGEST_SQL, (values[0],)).fetchone()
+        if created_at >= cutoff:
+            return pending_id, False
+        close(conn, pending_id, 'expired', None, now=now, by=BY_EXPIRY)
+        conn.execute(ADD_COUNTS_SQL, {'dropped': 0, 'expired': 1})
+        cursor = conn.execute(INSERT_SQL, values)
     pending_id = cursor.lastrowid
     over = conn.execute(COUNT_SQL).fetchone()[0] - max_items
     if over > 0:

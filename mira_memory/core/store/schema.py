@@ -222,8 +222,10 @@ _INDEXES = {
     # memory show finds what a memory superseded; forget finds both ends.
     'supersessions': (
         'CREATE INDEX supersessions_new ON supersessions (new_memory_id)',),
-    # Expiry removes the oldest first (and the queue drops them when full).
-    'pending': ('CREATE INDEX pending_created ON pending (created_at, id)',),
+    # pending has only its digest's (UNIQUE): expiry reads the bounded queue
+    # (pending_max rows) a few times a minute, while every kept refusal would
+    # write one more index twice (store/pending.py).
+    'pending': (),
     # pending_closed has none: it is trimmed by its primary key, and by age
     # only now and then (store/pending.py), so every close writes one page less.
     'pending_closed': (),
