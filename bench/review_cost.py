@@ -77,11 +77,12 @@ _VALUES = ('green tea', 'black coffee', 'ramen', 'jazz', 'chess', 'long walks', 
            'the color teal')
 
 
-def start_node(directory, name, database, robot_profile, queue):
+def start_node(directory, name, database, robot_profile, queue, cpu=None):
     namespace = f'/mira_bench_review_{os.getpid()}_{name}'
     env = dict(os.environ, MIRA_BENCH_CALLBACK_TIMES=str(directory / f'{name}_callbacks.json'))
+    pinned = ['taskset', '-c', str(cpu)] if cpu is not None else []
     process = processes.Process(
-        [sys.executable, str(BENCH_DIR / 'bench_node.py'), '--ros-args',
+        [*pinned, sys.executable, str(BENCH_DIR / 'bench_node.py'), '--ros-args',
          '-r', f'__ns:={namespace}', '-p', 'enabled:=true',
          '-p', f'database_path:={database}', '-p', f'robot_profile:={robot_profile}',
          '-p', f'pending_enabled:={"true" if queue else "false"}',
@@ -211,6 +212,9 @@ def main(argv=None):
     parser.add_argument('--seed', type=int, default=20260)
     parser.add_argument('--calls', type=int, default=1000, help='measured iterations')
     parser.add_argument('--turn-lead-ms', type=float, default=5.0)
+    parser.add_argument('--node-cpu', type=int, default=None,
+                        help='pin both nodes to this CPU and this client to the others '
+                             '(separates what the nodes do after a reply from the client)')
     parser.add_argument('--cache-dir', default=str(BENCH_DIR / 'cache'))
     parser.add_argument('--json', help='also write every figure to this file')
     args = parser.parse_args(argv)
@@ -227,7 +231,10 @@ def main(argv=None):
         shutil.copyfile(cached, database)
         fsync_file(database)
         nodes[name], prefixes[name] = start_node(
-            directory, name, database, metadata['robot_profile'], queue=name == 'queue')
+            directory, name, database, metadata['robot_profile'], queue=name == 'queue',
+            cpu=args.node_cpu)
+    if args.node_cpu is not None:
+        os.sched_setaffinity(0, set(range(os.cpu_count())) - {args.node_cpu})
     context = Context()
     rclpy.init(context=context)
     node = rclpy.create_node(f'review_cost_bench_{os.getpid()}', context=context)
@@ -288,6 +295,8 @@ def main(argv=None):
         for kind in REFUSALS:
             callbacks[f'{kind}_{name}'] = callback_p50_us(
                 directory / f'{name}_callbacks.json', EXPECTED[kind])
+    kept_write = callback_p50_us(directory / 'queue_callbacks.json', 'kept refusal write (after '
+                                 'the reply)')
     shutil.rmtree(directory, ignore_errors=True)
 
     print(f'review queue cost, {args.memories} memories, {args.calls} calls per series, '
@@ -313,6 +322,8 @@ def main(argv=None):
         ratios['after_' + kind] = behind['p50_ms'] / behind_off['p50_ms']
         print(f'    the Trigger right behind it: p50 {ratios["after_" + kind]:.3f}x '
               f'({behind["p50_ms"] - behind_off["p50_ms"]:+.3f} ms)')
+    print(f'  the write after the reply in the queue node, p50: {kept_write[0]:.0f} us '
+          f'(n={kept_write[1]})')
     print(f'  queue at the end: {state["queue"]}; off node: {state["off"]}')
     print('  keep on a full queue, in process, p50: ' + ', '.join(
         f'{label} {us:.0f} us' for label, us in in_process.items()))
@@ -322,7 +333,8 @@ def main(argv=None):
             'load_average_before': load_before, 'load_average_after': load_after,
             'series': summaries, 'outcomes': outcomes, 'node_callback_p50_us': callbacks,
             'ratios': ratios, 'queue_state': state, 'node_exit_codes': codes,
-            'keep_in_process_p50_us': in_process}, indent=1))
+            'keep_in_process_p50_us': in_process, 'kept_write_in_node_p50_us': kept_write[0]},
+            indent=1))
     return 0
 
 
