@@ -258,6 +258,18 @@ def test_two_consoles_accepting_the_same_item_exactly_one_wins(ros, memory_node,
     assert node.services.counts()['memory_count'] == 1
 
 
+def test_a_kept_refusal_survives_a_kill_9_once_written(ros, memory_node, tmp_path,
+                                                       console_memory):
+    node, console = seeded(memory_node, ros, tmp_path, console_memory)
+    assert say(node, HEDGED).pending_review
+    # Served after the write: from here the item is in the write-ahead log.
+    assert ok(console, 'pending').splitlines()[2].startswith('P1  ')
+    assert node.stop(signal.SIGKILL) == -signal.SIGKILL
+    node = start(memory_node, ros, tmp_path / 'memory.sqlite3')
+    listing = console_memory(node)('pending')[1].splitlines()
+    assert listing[2].startswith('P1  ') and listing[2].endswith(f'"{HEDGED[0]}"')
+
+
 def test_a_kill_between_supersedes_retire_and_write_loses_nothing(ros, memory_node, tmp_path,
                                                                   console_memory):
     database = tmp_path / 'memory.sqlite3'
