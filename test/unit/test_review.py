@@ -256,7 +256,7 @@ def test_a_connection_that_cannot_get_synchronous_full_back_writes_no_more(world
 # Accept ------------------------------------------------------------------------------
 
 def test_accept_of_a_grounding_refusal_writes_a_supervised_memory_with_its_receipt(world):
-    say(world, HEDGED, turn='t7')
+    refused = say(world, HEDGED, turn='t7')
     reviewed = decisions.accept(world, 1, REVIEWER, SETTINGS)
     assert (reviewed.outcome, reviewed.action) == ('accepted', 'accept')
     memory, payloads = world.get_memory(reviewed.memory_id)
@@ -272,7 +272,7 @@ def test_accept_of_a_grounding_refusal_writes_a_supervised_memory_with_its_recei
         'accept', REVIEWER, 1)
     assert (receipt.refused_reason, receipt.refused_rule, receipt.refused_at) == (
         'evidence_not_in_utterance', '10', '2026-05-01T12:00:00Z')
-    assert receipt.refused_explanation.startswith('The evidence is not one complete clause')
+    assert receipt.refused_explanation == refused.error
     assert pending(world) == []
     # Recall shows it, and says how to read it: the operator's words a person accepted.
     lines = recall(world, 'Ada').text.splitlines()
