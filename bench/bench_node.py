@@ -29,6 +29,11 @@ collections that ran inside the callback ('gc <outcome>'), which tell a
 callback that waited or was preempted from one that computed, and show
 what the collector costs the callback.
 
+With callback times on, the write of a refusal kept for review, which the
+node runs after remember's reply (MemoryService.write_kept, issue 35), is
+timed too, under 'kept refusal write (after the reply)' (only the calls
+that wrote something).
+
 MIRA_BENCH_PROFILE=<file> profiles everything the node does after
 construction with cProfile and dumps the stats to <file> when the node is
 destroyed (diagnosis only: it slows every callback).
@@ -58,6 +63,8 @@ CANNED_RECALL_SERVICE = '~/bench/canned_recall'
 CANNED_REMEMBER_SERVICE = '~/bench/canned_remember'
 # The canned remember's callback times are recorded under this name.
 CANNED_OUTCOME = 'canned (empty callback)'
+# The write of a refusal kept for review, after remember's reply.
+KEPT_WRITE = 'kept refusal write (after the reply)'
 
 
 def _empty(request, response):
@@ -85,6 +92,8 @@ class BenchMemoryNode(MemoryNode):
         self._gc_runs = 0
         if self._callback_times_path is not None:
             gc.callbacks.append(self._count_gc)
+            if self.service.enabled:
+                self._time_kept_writes()
         self._profile_path = os.environ.get('MIRA_BENCH_PROFILE')
         self._profiler = None
         if self._profile_path:
@@ -131,6 +140,18 @@ class BenchMemoryNode(MemoryNode):
         self._callback_times['cpu ' + outcome].append(time.thread_time_ns() - cpu_started)
         self._callback_times['gc ' + outcome].append(self._gc_runs - collections)
         return response
+
+    def _time_kept_writes(self):
+        service = self.service
+        write_kept = service.write_kept
+
+        def timed():
+            waiting = bool(service._kept)
+            started = time.perf_counter_ns()
+            write_kept()
+            if waiting:
+                self._callback_times[KEPT_WRITE].append(time.perf_counter_ns() - started)
+        service.write_kept = timed
 
     def _count_gc(self, phase, info):
         if phase == 'start':

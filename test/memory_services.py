@@ -33,6 +33,11 @@ ADMIN = {
     'show': srv.AdminShow,
     'retire': srv.AdminRetire,
     'forget': srv.AdminForget,
+    'pending': srv.AdminPending,
+    'pending_show': srv.AdminPendingShow,
+    'accept': srv.AdminAccept,
+    'supersede': srv.AdminSupersede,
+    'dismiss': srv.AdminDismiss,
 }
 COUNT_FIELDS = ('entity_count', 'alias_count', 'memory_count', 'active_memory_count',
                 'link_count', 'payload_count')

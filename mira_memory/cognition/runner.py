@@ -228,7 +228,7 @@ class EpisodeRunner:
         turn.record_remember_result(response.status, response.outcome, response.memory_id)
         text = tools.remember_result_text(
             response.status, response.outcome, response.reason, response.memory_id,
-            list(response.conflicting_memory_ids), response.error)
+            list(response.conflicting_memory_ids), response.error, response.pending_review)
         outcome = response.status
         if response.outcome:
             outcome = f'{response.status}/{response.outcome}'

@@ -278,13 +278,17 @@ def recall_result_text(status, reason, text):
     return '%s\n%s' % (header, text) if text else header
 
 
-def remember_result_text(status, outcome, reason, memory_id, conflicting_memory_ids, error):
+def remember_result_text(status, outcome, reason, memory_id, conflicting_memory_ids, error,
+                         pending_review=False):
     """
     Return what the model gets back from a remember call, per the acknowledgement rule.
 
     Only applied/created is worded as a new write; applied/duplicate says no
     new record was written; rejected says no write happened. Anything else is
-    a broken reply and is worded as such, never as a write.
+    a broken reply and is worded as such, never as a write. A rejection the
+    memory node kept for a person's review (pending_review) says so, and
+    nothing else of it: the robot may say it noted it for review, never that
+    it remembers it.
     """
     if status == APPLIED and outcome == CREATED and memory_id:
         return '%s: applied (created): stored as new durable memory %s.' % (REMEMBER, memory_id)
@@ -296,6 +300,9 @@ def remember_result_text(status, outcome, reason, memory_id, conflicting_memory_
             REMEMBER, reason or 'no reason given', error.rstrip('. ') or 'no detail given')
         if conflicting_memory_ids:
             text += ' Conflicting memories: %s.' % ', '.join(conflicting_memory_ids)
+        if pending_review:
+            text += (' The proposal was kept for a person to review; it is not stored and may'
+                     ' never be.')
         return text
     return ('%s: unrecognized result; do not assume the memory was stored.' % REMEMBER)
 

@@ -25,12 +25,14 @@ import shlex
 import sys
 import time
 
+from mira_memory.console import review_lines
 from mira_memory.core import store
 from mira_memory.msg import MemoryLink
 from mira_memory.ros import clients
+from mira_memory.srv import AdminAccept, AdminDismiss, AdminPending, AdminPendingShow
 from mira_memory.srv import AdminAdd, AdminAliasAdd, AdminEntityAdd, AdminEntityFind
 from mira_memory.srv import AdminBackup, AdminExport, AdminForget, AdminRetire, AdminVerify
-from mira_memory.srv import AdminFind, AdminList, AdminShow, AdminStatus
+from mira_memory.srv import AdminFind, AdminList, AdminShow, AdminStatus, AdminSupersede
 from mira_memory.srv import WorkingMemoryClear, WorkingMemoryShow
 import rclpy
 from rclpy.context import Context
@@ -125,6 +127,10 @@ ADD_OPTIONS = {
     '--confidence': Option('<0.0..1.0>', 'confidence'),
 }
 FORCE_OPTION = {'--force': Option('', 'force', flag=True)}
+ACCEPT_OPTIONS = {
+    '--new-entity': Option('TYPE', 'new_entity_type'),
+    '--alias': Option('"<alias>"', 'aliases', repeatable=True),
+}
 
 COMMANDS = (
     Command(('persistent',), (), AdminStatus, 'admin/status', MEMORY,
@@ -159,13 +165,31 @@ COMMANDS = (
             'consistent online copy of the database to an absolute PATH (never replaces '
             'a file without --force)', options=FORCE_OPTION, reply_timeout=COPY_REPLY_TIMEOUT),
     Command(('export',), (('PATH', 'path'),), AdminExport, 'admin/export', MEMORY,
-            'deterministic JSON Lines export to an absolute PATH (memory_import reads it)',
-            options=FORCE_OPTION, reply_timeout=COPY_REPLY_TIMEOUT),
+            'deterministic JSON Lines export to an absolute PATH (memory_import reads it); '
+            '--with-pending adds the refused proposals waiting for review (private)',
+            options=dict(FORCE_OPTION, **{
+                '--with-pending': Option('', 'include_pending', flag=True)}),
+            reply_timeout=COPY_REPLY_TIMEOUT),
     Command(('verify',), (('MEM<n>', 'memory_ids'),), AdminVerify, 'admin/verify', MEMORY,
             'judge every active remembered memory (or those named) again against its '
             'receipt with the running rules; lists each one that is not OK; exit 1 if any',
             options={'--json': Option('', 'as_json', flag=True)},
             reply_timeout=COPY_REPLY_TIMEOUT, variadic=True),
+    Command(('pending',), (), AdminPending, 'admin/pending', MEMORY,
+            'the refused proposals waiting for review: id, age, reason, subject, '
+            'predicate/value and the start of the utterance'),
+    Command(('pending', 'show'), (('P<n>', 'pending_id'),), AdminPendingShow,
+            'admin/pending_show', MEMORY,
+            'one pending item in full, with its explanation and what the rules say of it now'),
+    Command(('accept',), (('P<n>', 'pending_id'),), AdminAccept, 'admin/accept', MEMORY,
+            'write the pending item as a memory a person accepted (supervised); '
+            '--new-entity TYPE first creates the entity an unknown subject or related '
+            'entity names', options=ACCEPT_OPTIONS),
+    Command(('supersede',), (('P<n>', 'pending_id'),), AdminSupersede, 'admin/supersede',
+            MEMORY, 'retire the memory the pending item conflicts with and write it, in one '
+                    'transaction'),
+    Command(('dismiss',), (('P<n>', 'pending_id'),), AdminDismiss, 'admin/dismiss', MEMORY,
+            'remove the pending item'),
     Command((), (), WorkingMemoryShow, 'working_memory/show', COGNITION,
             "show the cognition node's volatile working memory"),
     Command(('clear',), (), WorkingMemoryClear, 'working_memory/clear', COGNITION,
@@ -175,6 +199,7 @@ COMMANDS = (
 _ID_PARSERS = {
     'ENT<n>': (store.parse_entity_id, 'an entity id', 'ENT1'),
     'MEM<n>': (store.parse_memory_id, 'a memory id', 'MEM1'),
+    'P<n>': (store.parse_pending_id, 'a pending item id', 'P1'),
     'MEM<n>|ENT<n>': (
         lambda text: (store.parse_entity_id if text.startswith('ENT')
                       else store.parse_memory_id)(text),
@@ -298,6 +323,8 @@ def _apply_options(request, tokens, command):
             raise UsageError(f'{name} needs a non-empty value {option.placeholder}')
         if name == '--link':
             links.append(_link(value))
+        elif option.repeatable:
+            setattr(request, option.field, [*getattr(request, option.field), value])
         elif name == '--confidence':
             request.has_confidence = True
             request.confidence = _confidence(value)
@@ -389,6 +416,7 @@ def render(command, response):
             f'({response.active_memory_count} active)',
             f'  links:          {response.link_count}',
             f'  payloads:       {response.payload_count}',
+            f'  pending review: {response.pending_count}',
         ]
     if name == ('entity', 'add'):
         return EXIT_OK, ['created ' + _entity_heading(response.entity)]
@@ -416,6 +444,8 @@ def render(command, response):
         lines = [response.message]
         if response.memory_ids:
             lines.append('  memories: ' + ' '.join(response.memory_ids))
+        if response.pending_ids:
+            lines.append('  pending review items: ' + ' '.join(response.pending_ids))
         if not response.applied:
             lines.append('nothing was removed; add --yes to remove it for good')
         return EXIT_OK, lines
@@ -427,6 +457,8 @@ def render(command, response):
             f'payloads {response.payload_count}']
     if name == ('verify',):
         return _render_verify(command, response)
+    if name in review_lines.COMMAND_WORDS:
+        return EXIT_OK, review_lines.render(name, response, _table)
     if name == ('retire',):
         return EXIT_OK, [f'retired {response.memory.id} at {response.retired_at}: '
                          f'{_quoted(response.retired_reason)}']
@@ -448,6 +480,7 @@ def render(command, response):
     if response.retired_at:
         lines += [f'  retired at:   {response.retired_at}',
                   f'  reason:       {response.retired_reason}']
+    lines += review_lines.show_lines(response)
     lines += [f'  link:         {link.entity_id}:{link.role} {_quoted(link.entity_name)}'
               for link in memory.links] or ['  links:        -']
     for payload in response.payloads:
@@ -481,7 +514,7 @@ def _receipt_lines(response):
         f'    evidence:   {_quoted(receipt.evidence)}',
         f'    robot:      {_quoted(receipt.robot_profile)}',
         f'    resolved:   {resolved}',
-    ]
+    ] + review_lines.receipt_review_lines(receipt)
 
 
 VERIFY_COUNTS = ('judged', 'ok', 'would_reject', 'no_receipt', 'mismatch', 'not_judged',
@@ -510,6 +543,8 @@ def _render_verify(command, response):
                        rules_digest=response.rules_digest)
         document = {'findings': findings, 'findings_truncated': response.findings_truncated,
                     'summary': summary}
+        if response.pending_judged:
+            document['pending'] = review_lines.verify_pending_records(response)
         return status, [json.dumps(document, ensure_ascii=False, indent=1, sort_keys=True)]
     lines = []
     for memory_id, state, reason, rule, _, _ in _verify_findings(response):
@@ -524,7 +559,8 @@ def _render_verify(command, response):
     if response.findings_truncated:
         lines.append(f'(only the first {len(response.finding_memory_ids)} are listed; '
                      'the counts below are exact)')
-    return status, lines + [response.message]
+    # The pending items never change the exit code: they are not memories.
+    return status, lines + [response.message] + review_lines.verify_pending_lines(response)
 
 
 class Session:
@@ -587,6 +623,9 @@ class Session:
         if command.reply_timeout > timeout:
             timeout = command.reply_timeout
             deadline = time.monotonic() + timeout
+        if hasattr(request, 'reviewer'):
+            # Accept, supersede and dismiss say who decides (review_lines.reviewer).
+            request.reviewer = review_lines.reviewer(self.settings.reviewer)
         response = clients.call(self.executor, client, request, deadline)
         if response is None:
             raise CallError(
@@ -608,6 +647,8 @@ class Settings:
     memory_node: str = DEFAULT_MEMORY_NODE
     cognition_node: str = DEFAULT_COGNITION_NODE
     timeout: float = DEFAULT_TIMEOUT
+    # Who accepts, supersedes or dismisses pending items; default: the OS user.
+    reviewer: str = ''
     show_help: bool = False
 
 
@@ -627,10 +668,17 @@ def _timeout(option, value):
     return seconds
 
 
+def _reviewer(option, value):
+    if not value.strip() or not value.isprintable():
+        raise UsageError(f'{option} needs a name, got {_quoted(value)}')
+    return value
+
+
 _CONSOLE_OPTIONS = {
     '--memory-node': ('memory_node', _node_name),
     '--cognition-node': ('cognition_node', _node_name),
     '--timeout': ('timeout', _timeout),
+    '--reviewer': ('reviewer', _reviewer),
 }
 
 
@@ -645,7 +693,7 @@ def parse_console_options(args):
             continue
         if name not in _CONSOLE_OPTIONS:
             raise UsageError(f'unknown option {name} (options: --memory-node, '
-                             '--cognition-node, --timeout, --help)')
+                             '--cognition-node, --timeout, --reviewer, --help)')
         if not separator:
             if not args:
                 raise UsageError(f'{name} needs a value')
@@ -659,7 +707,7 @@ def help_text():
     """Return the console's help: options, commands and exit codes."""
     lines = [
         'usage: memory_console [--memory-node NODE] [--cognition-node NODE] '
-        '[--timeout SECONDS] [COMMAND...] [--ros-args ...]',
+        '[--timeout SECONDS] [--reviewer NAME] [COMMAND...] [--ros-args ...]',
         '',
         'Without a command, commands are read from an interactive prompt',
         '(help, quit or exit; Ctrl-D ends). Quote names with spaces: "Ada Lovelace".',
@@ -669,6 +717,8 @@ def help_text():
         f'  --cognition-node NODE  cognition node for memory / memory clear '
         f'(default {DEFAULT_COGNITION_NODE})',
         f'  --timeout SECONDS      deadline of every call (default {DEFAULT_TIMEOUT})',
+        '  --reviewer NAME        who accepts, supersedes or dismisses pending items, kept in',
+        '                         the receipt with this console session (default: the OS user)',
         '',
         'commands:',
     ]

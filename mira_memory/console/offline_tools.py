@@ -70,7 +70,7 @@ def _backup_name(path, version):
 
 
 def migrate(path, out):
-    """Migrate the version 1 or 2 database at path to the current version; print each step."""
+    """Migrate the version 1, 2 or 3 database at path to the current version; print each step."""
     if not path.is_file() or path.stat().st_size == 0:
         raise _Refused(f'no database at {path}')
     with _claim(path, create=False):
@@ -80,7 +80,7 @@ def migrate(path, out):
             return
         if version not in schema.MIGRATES_FROM:
             raise _Refused(f'{path} has schema version {version}; memory_migrate upgrades '
-                           f'versions 1 and 2 to {schema.SCHEMA_VERSION} only')
+                           f'versions 1, 2 and 3 to {schema.SCHEMA_VERSION} only')
         print(f'migrating {path} from schema version {version} to {schema.SCHEMA_VERSION}',
               file=out)
         copy = copies.backup(str(path), str(_backup_name(path, version)), check_schema=False)
@@ -98,8 +98,11 @@ def migrate(path, out):
             conn.close()
         print(f'migrated in one transaction: {_counts_text(counts)} '
               '(row counts unchanged; integrity_check and foreign_key_check ok)', file=out)
-        print('receipts: none for the memories that existed before (memory verify '
-              'reports each active remembered one as NO RECEIPT)', file=out)
+        if version < 3:
+            print('receipts: none for the memories that existed before (memory verify '
+                  'reports each active remembered one as NO RECEIPT)', file=out)
+        print('review: no refused proposal is pending yet (memory pending; docs/review.md)',
+              file=out)
         print(f'schema version: {schema.SCHEMA_VERSION}', file=out)
 
 
@@ -174,14 +177,27 @@ def verify_file(path, memory_ids, as_json, out):
             line = json.dumps(finding.as_json(), ensure_ascii=False, sort_keys=True)
             print((' ,' if state['findings'] else '  ') + line, file=out)
             state['findings'] += 1
-        summary = verify.verify(str(path), memory_ids, on_finding=found)
+        pending = []  # bounded by the queue's size (core/review)
+        summary = verify.verify(str(path), memory_ids, on_finding=found,
+                                on_pending=pending.append)
     if as_json:
         if not state['findings']:
             print('{\n "database": %s,\n "findings": [' % json.dumps(str(path)), file=out)
-        print(' ],\n "summary": %s\n}' % json.dumps(summary.as_json(), sort_keys=True),
-              file=out)
+        if pending:
+            print(' ],\n "pending": %s,' % json.dumps(
+                [found.as_json() for found in pending], ensure_ascii=False, sort_keys=True),
+                file=out)
+            print(' "summary": %s\n}' % json.dumps(summary.as_json(), sort_keys=True),
+                  file=out)
+        else:
+            print(' ],\n "summary": %s\n}' % json.dumps(summary.as_json(), sort_keys=True),
+                  file=out)
     else:
         print(summary.line(), file=out)
+        for found in pending:
+            print(found.line(), file=out)
+        if summary.pending_line():
+            print(summary.pending_line(), file=out)
     return EXIT_OK if summary.all_ok else EXIT_FAILED
 
 
@@ -202,7 +218,7 @@ def migrate_main(argv=None, *, stdout=None, stderr=None):
     stdout, stderr = stdout or sys.stdout, stderr or sys.stderr
     parser = _Parser(
         prog='memory_migrate', stderr=stderr,
-        description='Upgrade a schema version 1 or 2 memory database to version '
+        description='Upgrade a schema version 1, 2 or 3 memory database to version '
                     f'{schema.SCHEMA_VERSION}, in place, with the memory node stopped. '
                     'A verified backup copy is written beside the file first.',
         epilog='exit codes: 0 migrated (or already current), 1 refused or failed '

@@ -48,3 +48,26 @@ class TargetExistsError(StoreError):
     """The output file exists and --force was not given; nothing was written."""
 
     code = 'exists'
+
+
+class ClosedError(StoreError):
+    """The pending item left the queue (accepted, dismissed, expired, ...); nothing was written."""
+
+    code = 'closed'
+
+
+class RefusedError(StoreError):
+    """
+    The rules a person did not override refuse a pending item now; nothing was written.
+
+    reason and rule are the admission reason and rule number (README's
+    table); memory_ids the memories it conflicts with, when it does.
+    """
+
+    code = 'refused'
+
+    def __init__(self, message, reason='', rule='', memory_ids=()):
+        super().__init__(message)
+        self.reason = reason
+        self.rule = rule
+        self.memory_ids = tuple(memory_ids)

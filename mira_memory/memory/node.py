@@ -11,7 +11,10 @@ It serves, under its own name (/mira/memory in bringup):
   memory/turn_gate.py);
 - ~/admin/<command>: one service per console command. backup, export and
   verify run on a worker thread (memory/copy_worker.py) while the node keeps
-  serving; one at a time.
+  serving; one at a time. pending, pending_show, accept, supersede and
+  dismiss are supervised review (core/review, docs/review.md): a remember
+  refused for a reason a person can judge waits there for a decision
+  (parameters pending_enabled, pending_max, pending_max_age_days).
 
 Recall and remember exist only while persistent memory is enabled; the admin
 services always exist so `memory persistent` can say that it is disabled.
@@ -34,20 +37,25 @@ from mira_memory.core import config, recall, store
 from mira_memory.core.admission import rules, turns
 from mira_memory.core.admission.normalize import has_forbidden_characters
 from mira_memory.core.archive import copies
+from mira_memory.core.review import keep
 from mira_memory.memory import responses
 from mira_memory.memory.copy_worker import CopyWorker
 from mira_memory.memory.service import MemoryService
 from mira_memory.memory.turn_gate import TurnGate
 from mira_memory.ros import diagnostics, node_runner, parameters
+from mira_memory.srv import AdminAccept, AdminDismiss, AdminPending, AdminPendingShow
 from mira_memory.srv import AdminAdd, AdminAliasAdd, AdminEntityAdd, AdminEntityFind
 from mira_memory.srv import AdminBackup, AdminExport, AdminForget, AdminRetire, AdminVerify
 from mira_memory.srv import AdminFind, AdminList, AdminShow, AdminStatus, RecallMemory, Remember
+from mira_memory.srv import AdminSupersede
 from rcl_interfaces.msg import SetParametersResult
 from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.node import Node
 
 ROBOT_PROFILE_MAX_LENGTH = 256
 DEFAULT_OBSERVED_TURN_WAIT_SEC = 0.5
+# How often expired pending review items are removed, besides at each keep and list.
+PENDING_EXPIRY_PERIOD_SEC = 60.0
 
 # admin/list comes last: once it is in the graph, every admin service is.
 ADMIN_SERVICES = (
@@ -60,6 +68,11 @@ ADMIN_SERVICES = (
     (AdminShow, 'show'),
     (AdminRetire, 'retire'),
     (AdminForget, 'forget'),
+    (AdminPending, 'pending'),
+    (AdminPendingShow, 'pending_show'),
+    (AdminAccept, 'accept'),
+    (AdminSupersede, 'supersede'),
+    (AdminDismiss, 'dismiss'),
     (AdminList, 'list'),
 )
 
@@ -81,6 +94,7 @@ class MemoryServing:
         self.service = None
         self.turn_gate = None  # set while remember requires observed turns
         self._diagnostics = None
+        self._pending_expiry = None  # the timer that expires pending review items
         # remember and the turn gate's deadline timers (memory/turn_gate.py).
         self._remember_group = ReentrantCallbackGroup()
         # The backup/export/verify worker (memory/copy_worker.py).
@@ -100,9 +114,10 @@ class MemoryServing:
         settings = self._resolve_settings()
         period = self._diagnostics_period()
         gate_settings = self._turn_gate_settings() if settings.enabled else None
+        review = self._review_settings()
         service = MemoryService(
             settings, robot_profile=lambda: self.robot_profile, logger=self.get_logger(),
-            copies_busy=lambda: self._copies.busy)
+            copies_busy=lambda: self._copies.busy, review=review)
         self.settings, self.service = settings, service
         try:
             if gate_settings is not None:
@@ -112,6 +127,10 @@ class MemoryServing:
                 self, 'persistent memory',
                 str(settings.database_path) if settings.enabled else '',
                 self._diagnostic_report, period)
+            if settings.enabled:
+                service.expire_pending()
+                self._pending_expiry = self.create_timer(
+                    PENDING_EXPIRY_PERIOD_SEC, service.expire_pending)
         except BaseException:
             self._close_memory()
             raise
@@ -134,6 +153,9 @@ class MemoryServing:
         if self._diagnostics is not None:
             self._diagnostics.destroy()
             self._diagnostics = None
+        if self._pending_expiry is not None:
+            self.destroy_timer(self._pending_expiry)
+            self._pending_expiry = None
         if self.service is not None:
             self.service.close()
             self.service = None
@@ -185,6 +207,16 @@ class MemoryServing:
             ('diagnostics_period_sec', diagnostics.PERIOD_SEC,
              'Period of the /diagnostics report (seconds, '
              f'{diagnostics.MIN_PERIOD_SEC} to {diagnostics.MAX_PERIOD_SEC}).'),
+            ('pending_enabled', True,
+             'Keep a remember refused for a reason a person can judge (grounding, unknown '
+             'subject or related entity, conflict), for an operator turn this node heard, '
+             'for supervised review (memory pending). false keeps nothing new.'),
+            ('pending_max', keep.DEFAULT_MAX_ITEMS,
+             'Refused proposals kept for review at most (1 to '
+             f'{keep.MAX_ITEMS_LIMIT}); when full, the oldest is dropped and counted.'),
+            ('pending_max_age_days', keep.DEFAULT_MAX_AGE_DAYS,
+             'A refused proposal kept for review expires after this many days '
+             f'(at most {keep.MAX_AGE_DAYS_LIMIT:g}).'),
         ))
         parameters.declare(
             self, 'robot_profile', '',
@@ -244,6 +276,16 @@ class MemoryServing:
                 f'{diagnostics.MAX_PERIOD_SEC}')
         return period
 
+    def _review_settings(self):
+        """Return the pending review queue's keep.ReviewSettings from the parameters."""
+        try:
+            return keep.ReviewSettings.from_parameters(
+                self.get_parameter('pending_enabled').value,
+                self.get_parameter('pending_max').value,
+                self.get_parameter('pending_max_age_days').value)
+        except ValueError as error:
+            raise node_runner.StartupError(str(error)) from None
+
     def _turn_gate_settings(self):
         """Return (TurnWindow, wait seconds) of the turn gate; None when turns are not required."""
         if not self.get_parameter('require_observed_turns').value:
@@ -297,7 +339,26 @@ class MemoryServing:
             if self._store_refused():
                 # The managed node was deactivated while this call waited: nothing is written.
                 return responses.fill_remember(response, rules.backend_failure())
-        return self.service.answer_remember(request, response, heard, started)
+        # Only a turn this node heard itself may leave a refusal for review,
+        # written after this reply (_after_reply).
+        return self.service.answer_remember(request, response, heard, started,
+                                            observed=gate is not None, defer=self._after_reply)
+
+    def _after_reply(self, work):
+        """
+        Run work on this node's executor after the reply in flight is sent.
+
+        rclpy sends a service's reply when its callback returns; the task
+        runs when the executor next takes its tasks. A kept refusal's write
+        (core/review/keep.py) so costs remember nothing; whatever the
+        service serves first writes it before it reads the store
+        (MemoryService.write_kept), and closing the memory writes it too.
+        """
+        executor = self.executor
+        if executor is None:
+            work()
+        else:
+            executor.create_task(work)
 
     # Admin -----------------------------------------------------------------
 
@@ -319,8 +380,12 @@ class MemoryServing:
         """
         async def callback(request, response):
             def job(service):
+                # An export holds the pending review items only when asked (core/archive).
+                private = {'include_pending': True} if getattr(
+                    request, 'include_pending', False) else {}
                 return self._copies.run(
-                    work, str(service.store.path), request.path, force=request.force)
+                    work, str(service.store.path), request.path, force=request.force,
+                    **private)
 
             def answer(result, seconds):
                 self.get_logger().info(

@@ -9,9 +9,11 @@ change (a new field, a new error code) is made once.
 
 from mira_memory.core import store
 from mira_memory.core.admission import rules, turns
-from mira_memory.msg import EntityRecord, MemoryLink, PayloadRecord, RecalledEntity, ReceiptRecord
-from mira_memory.msg import RecalledMemory
-from mira_memory.srv import AdminRetire, AdminStatus
+from mira_memory.core.errors import ClosedError, RefusedError
+from mira_memory.core.review import decisions, keep
+from mira_memory.msg import EntityRecord, MemoryLink, PayloadRecord, PendingRecord, RecalledEntity
+from mira_memory.msg import RecalledMemory, ReceiptRecord
+from mira_memory.srv import AdminAccept, AdminRetire, AdminStatus
 
 
 def memory_message(memory):
@@ -81,11 +83,72 @@ def fill_receipt(response, receipt):
     message.subject_entity_id = store.format_entity_id(receipt.subject_entity_id)
     message.related_entity_id = (store.format_entity_id(receipt.related_entity_id)
                                  if receipt.related_entity_id is not None else '')
+    for field in ('review_action', 'reviewed_by', 'refused_at', 'refused_reason',
+                  'refused_rule', 'refused_explanation'):
+        setattr(message, field, getattr(receipt, field) or '')
+    message.pending_id = (store.format_pending_id(receipt.pending_id)
+                          if receipt.pending_id is not None else '')
     return response
 
 
-def fill_verify(response, summary, findings, truncated):
-    """Copy a core verify Summary and its (first) findings into an AdminVerify response."""
+def fill_supersessions(response, superseded_by, supersedes):
+    """Copy a memory's supersession chain into an AdminShow response."""
+    response.superseded_by = (store.format_memory_id(superseded_by)
+                              if superseded_by is not None else '')
+    response.supersedes = [store.format_memory_id(memory_id) for memory_id in supersedes]
+    return response
+
+
+def pending_record(item, review):
+    """Build a PendingRecord message from a store PendingItem (review: its ReviewSettings)."""
+    message = PendingRecord()
+    message.id = store.format_pending_id(item.id)
+    for field in ('created_at', 'episode_id', 'turn_id', 'utterance', 'kind', 'subject',
+                  'predicate', 'value', 'evidence', 'robot_profile', 'reason', 'rule',
+                  'explanation', 'rules_version', 'rules_digest'):
+        setattr(message, field, getattr(item, field))
+    message.related_entity = item.related_entity or ''
+    message.related_role = item.related_role or ''
+    message.conflicting_memory_ids = [
+        store.format_memory_id(memory_id) for memory_id in item.conflicting_memory_ids]
+    message.expires_at = keep.expires_at(item, review)
+    return message
+
+
+def fill_assessment(response, assessment):
+    """Copy what the rules say of a pending item now (decisions.assess) into pending_show."""
+    response.now_status = assessment.status
+    response.now_reason = assessment.reason
+    response.now_rule = assessment.rule
+    response.now_memory_ids = [store.format_memory_id(i) for i in assessment.memory_ids]
+    return response
+
+
+def fill_reviewed(response, reviewed, memory):
+    """Copy a person's decision (decisions.Reviewed) into its accept/supersede/dismiss response."""
+    name = store.format_pending_id(reviewed.pending_id)
+    if reviewed.action == decisions.DISMISS:
+        return fill_admin_success(response, f'dismissed {name}')
+    response.outcome = reviewed.outcome
+    response.memory = memory_message(memory)
+    memory_id = store.format_memory_id(reviewed.memory_id)
+    if reviewed.outcome == decisions.ALREADY_STORED:
+        return fill_admin_success(
+            response, f'{name} is already stored as {memory_id}; nothing new was written')
+    if reviewed.action == decisions.SUPERSEDE:
+        response.retired_memory_ids = [store.format_memory_id(i) for i in reviewed.retired_ids]
+        return fill_admin_success(response, f'{name} superseded '
+                                  f'{", ".join(response.retired_memory_ids)}: created {memory_id}')
+    message = f'accepted {name}: created {memory_id}'
+    if reviewed.entity is not None:
+        response.entity_created = True
+        response.entity = entity_record(reviewed.entity)
+        message += f' (and {store.format_entity_id(reviewed.entity.id)})'
+    return fill_admin_success(response, message)
+
+
+def fill_verify(response, summary, findings, truncated, pending=()):
+    """Copy a core verify Summary, its (first) findings and its pending items into AdminVerify."""
     response.finding_memory_ids = [store.format_memory_id(f.memory_id) for f in findings]
     response.finding_statuses = [f.status for f in findings]
     response.finding_reasons = [f.reason for f in findings]
@@ -94,8 +157,13 @@ def fill_verify(response, summary, findings, truncated):
     response.finding_rules_digests = [f.rules_digest for f in findings]
     response.findings_truncated = truncated
     for field in ('judged', 'ok', 'would_reject', 'no_receipt', 'mismatch', 'not_judged',
-                  'other_rules', 'rules_version', 'rules_digest'):
+                  'other_rules', 'rules_version', 'rules_digest', 'pending_judged',
+                  'pending_now_admissible'):
         setattr(response, field, getattr(summary, field))
+    response.pending_ids = [store.format_pending_id(p.pending_id) for p in pending]
+    response.pending_statuses = [p.status for p in pending]
+    response.pending_reasons = [p.reason for p in pending]
+    response.pending_rules = [p.rule for p in pending]
     return fill_admin_success(response, summary.line())
 
 
@@ -137,6 +205,7 @@ def fill_remember(response, result):
     response.conflicting_memory_ids = [
         store.format_memory_id(memory_id) for memory_id in result.conflicting_memory_ids]
     response.error = result.error
+    response.pending_review = result.pending_review
     return response
 
 
@@ -171,6 +240,9 @@ ERROR_UNAVAILABLE = AdminStatus.Response.ERROR_UNAVAILABLE
 # Declared in the responses of retire, forget, backup and export.
 ERROR_BUSY = AdminRetire.Response.ERROR_BUSY
 ERROR_EXISTS = AdminRetire.Response.ERROR_EXISTS
+# Declared in the responses of the review commands (pending_show, accept, ...).
+ERROR_CLOSED = AdminAccept.Response.ERROR_CLOSED
+ERROR_REFUSED = AdminAccept.Response.ERROR_REFUSED
 
 _ADMIN_ERROR_CODES = {
     store.InvalidInputError: ERROR_INVALID_ARGUMENT,
@@ -178,6 +250,8 @@ _ADMIN_ERROR_CODES = {
     store.DuplicateAliasError: ERROR_DUPLICATE_ALIAS,
     store.BusyError: ERROR_BUSY,
     store.TargetExistsError: ERROR_EXISTS,
+    ClosedError: ERROR_CLOSED,
+    RefusedError: ERROR_REFUSED,
 }
 
 
@@ -195,11 +269,15 @@ def fill_forget(response, plan):
     response.alias_count = plan.alias_count
     response.link_count = plan.link_count
     response.payload_count = plan.payload_count
+    response.pending_ids = [store.format_pending_id(i) for i in plan.pending_ids]
     verb = 'forgot' if plan.applied else 'would forget'
-    return fill_admin_success(
-        response, f'{verb} {plan.target}: {len(plan.memory_ids)} memories, '
-                  f'{plan.alias_count} aliases, {plan.link_count} links, '
-                  f'{plan.payload_count} payloads')
+    text = (f'{verb} {plan.target}: {len(plan.memory_ids)} memories, '
+            f'{plan.alias_count} aliases, {plan.link_count} links, '
+            f'{plan.payload_count} payloads')
+    if plan.pending_ids:
+        # Said only when there are some: the line is as it was before review existed.
+        text += f', {len(plan.pending_ids)} pending review items'
+    return fill_admin_success(response, text)
 
 
 def fill_copy(response, result, what):
@@ -227,6 +305,10 @@ def fill_admin_error(response, error):
     """Mark an admin response failed from a StoreError (or anything else)."""
     response.success = False
     response.error_code = _ADMIN_ERROR_CODES.get(type(error), ERROR_BACKEND_FAILURE)
+    if isinstance(error, RefusedError) and hasattr(response, 'refused_reason'):
+        response.refused_reason = error.reason
+        response.refused_rule = error.rule
+        response.conflicting_memory_ids = [store.format_memory_id(i) for i in error.memory_ids]
     if isinstance(error, store.StoreError):
         response.message = str(error)
     else:

@@ -18,6 +18,11 @@ The node (memory/node.py) adds what needs ROS: the parameters, the
 observed-turn gate in front of remember (memory/turn_gate.py), the
 backup/export worker thread (memory/copy_worker.py) and /diagnostics.
 
+Supervised review (core/review, docs/review.md): a remember refused for a
+reason a person can judge, for an operator turn the gate heard, is kept in
+the store's pending queue (answer_remember's observed), and the admin
+commands pending, pending_show, accept, supersede and dismiss decide it.
+
 One owner per database: the service claims the file (core/store/ownership.py)
 before SQLite opens it and holds the claim until close(). Nothing written to
 a file that is no longer at database_path is acknowledged (see
@@ -25,6 +30,7 @@ database_in_place). Every handler answers through its response: no
 exception leaves one.
 """
 
+import collections
 import os
 import threading
 import time
@@ -33,6 +39,7 @@ from mira_memory.core import recall, store
 from mira_memory.core.admission import language, normalize, rules, text, turns
 from mira_memory.core.admission.turn_proposals import TurnProposalLog
 from mira_memory.core.archive import verify_process
+from mira_memory.core.review import decisions, keep
 from mira_memory.core.store import health, ownership, private_files
 from mira_memory.memory import responses
 from mira_memory.ros.node_runner import StartupError
@@ -47,18 +54,21 @@ VERIFY_FINDINGS_MAX = 10000
 class MemoryService:
     """Owns the memory store; answers recall, remember and the admin commands."""
 
-    def __init__(self, settings, *, robot_profile, logger=None, copies_busy=None):
+    def __init__(self, settings, *, robot_profile, logger=None, copies_busy=None,
+                 review=keep.ReviewSettings()):
         """
         Open the store of settings (when enabled); raise StartupError when it cannot.
 
         robot_profile: a callable returning the current robot profile name.
         logger: an rclpy logger (the node's); by default the 'memory' logger.
         copies_busy: a callable, True while a backup, export or verify runs.
+        review: the pending queue's keep.ReviewSettings.
         """
         if logger is None:
             import rclpy.logging
             logger = rclpy.logging.get_logger('memory')
         self.settings = settings
+        self.review = review
         self.log = logger
         self._robot_profile = robot_profile
         self._copies_busy = copies_busy or (lambda: False)
@@ -68,6 +78,8 @@ class MemoryService:
         self.ownership = None
         # One proposal per operator turn (volatile; the store keeps the durable limit).
         self.turn_proposals = TurnProposalLog()
+        # Refusals kept for review that remember answered but has not written yet.
+        self._kept = collections.deque()
         self.health = health.Health()
         self._row_count = None  # a background row count in progress (_count_rows)
         self._rules_logged = False  # the startup line about older rules (_log_rules)
@@ -81,6 +93,11 @@ class MemoryService:
             'show': self.admin_show,
             'retire': self.admin_retire,
             'forget': self.admin_forget,
+            'pending': self.admin_pending,
+            'pending_show': self.admin_pending_show,
+            'accept': self.admin_accept,
+            'supersede': self.admin_supersede,
+            'dismiss': self.admin_dismiss,
             'list': self.admin_list,
         }
         if settings.enabled:
@@ -129,7 +146,8 @@ class MemoryService:
                 f'cannot open persistent memory at {path}: {error.strerror}') from None
 
     def close(self):
-        """Close the store once, then give up the file (idempotent)."""
+        """Write what was kept for review, close the store once, give up the file (idempotent)."""
+        self.write_kept()
         for handle in (self.reader, self.store):
             if handle is not None:
                 handle.close()
@@ -287,27 +305,41 @@ class MemoryService:
         self.health.recall.add(time.perf_counter() - started)
         return responses.fill_recall(response, result, request.include_entities)
 
-    def answer_remember(self, request, response, heard=turns.HEARD, started=None):
+    def answer_remember(self, request, response, heard=turns.HEARD, started=None,
+                        observed=False, defer=None):
         """
         Answer a Remember request whose operator turn the gate judged heard.
 
         heard: turns.HEARD, NOT_HEARD or DIFFERENT (memory/turn_gate.py);
-        started: the time.perf_counter() at which the call came in.
+        started: the time.perf_counter() at which the call came in;
+        observed, defer: as for remember().
         """
         if started is None:
             started = time.perf_counter()
         if heard != turns.HEARD:
             self.health.remember.add(time.perf_counter() - started)
             return responses.fill_remember_turn_not_heard(response, heard)
-        result = self.remember(request)
+        result = self.remember(request, observed=observed, defer=defer)
         if result.reason == rules.REASON_BACKEND_FAILURE:
             self.health.remember_failures.add()
             self.note_writes_stopped()
         self.health.remember.add(time.perf_counter() - started)
         return responses.fill_remember(response, result)
 
-    def remember(self, request):
-        """Admit a Remember request (its turn already heard); return the admission result."""
+    def remember(self, request, observed=False, defer=None):
+        """
+        Admit a Remember request (its turn already heard); return the admission result.
+
+        observed: the node heard the turn itself; a refusal a person can
+        judge is then kept for review (pending_review), once per turn: an
+        identical retry gets the first answer. defer(work): runs work (the
+        kept refusal's write, write_kept) after the reply: the node's
+        executor, core/review/keep.py says why; by default it is written at
+        once. Either way it is written before anything else reads or writes
+        the store (write_kept).
+        """
+        self.write_kept()
+        kept = []
         if not self.database_in_place():
             return rules.backend_failure()
         try:
@@ -319,16 +351,25 @@ class MemoryService:
                 value=request.value, related_entity=request.related_entity or None,
                 related_role=request.related_role or None, evidence=request.evidence)
             robot_profile = self.robot_profile
+
+            def admit():
+                result = rules.admit(self.store, context, proposal, robot_profile)
+                if observed:
+                    result = keep.kept(result, self.review)
+                    if result.pending_review:
+                        kept.append((context, proposal, robot_profile, result))
+                return result
             result = self.turn_proposals.answer(
-                context, proposal,
-                lambda: rules.admit(self.store, context, proposal, robot_profile),
-                self.store, robot_profile)
+                context, proposal, admit, self.store, robot_profile)
         except Exception:  # admit() never raises by contract; this guards the contract
             self.log.error('remember failed unexpectedly', throttle_duration_sec=1.0)
             result = rules.backend_failure()
         if result.status == rules.STATUS_APPLIED and not self.database_in_place():
             # Committed, but to a file no longer at the path: not acknowledged.
             return rules.backend_failure()
+        if kept:
+            self._kept.extend(kept)
+            (defer or _at_once)(self.write_kept)
         if result.outcome == rules.OUTCOME_CREATED:
             self.health.wrote(memories=1, active_memories=1)
         if result.status == rules.STATUS_APPLIED and self.log.is_enabled_for(
@@ -343,6 +384,39 @@ class MemoryService:
                 f'(episode {request.episode_id!r} turn {request.turn_id!r})')
         return result
 
+    def write_kept(self):
+        """
+        Write the refusals kept for review and not written yet, in the order kept; never raises.
+
+        remember defers the write past its reply; everything that reads or
+        writes the store calls this first (remember, admin, verify, close),
+        so nobody sees the store without a note that was answered kept.
+        """
+        while self._kept:
+            context, proposal, robot_profile, result = self._kept.popleft()
+            if self.store is None or self.health.database_lost is not None:
+                self.log.warning('a refused proposal kept for review was not written: the '
+                                 'store is gone')
+                continue
+            try:
+                keep.write(self.store, context, proposal, robot_profile, result, self.review)
+            except Exception as error:  # the refusal stands as answered; only the note is lost
+                self.log.error(
+                    f'a refused proposal kept for review could not be written: {error}',
+                    throttle_duration_sec=1.0)
+
+    def expire_pending(self):
+        """Close the pending items past their age (the node's timer); return how many."""
+        if self.store is None or self.health.database_lost is not None:
+            return 0
+        self.write_kept()
+        try:
+            return self.store.expire_pending(self.review.max_age)
+        except store.StoreError as error:
+            self.log.error(f'expiring pending review items failed: {error}',
+                           throttle_duration_sec=60.0)
+            return 0
+
     # Admin -----------------------------------------------------------------
 
     def admin(self, command, request, response, *, handler=None):
@@ -355,6 +429,7 @@ class MemoryService:
         handler = handler or self.admin_handlers[command]
         if self.store is None and command != 'status':
             return responses.fill_admin_disabled(response)
+        self.write_kept()
         try:
             if self.store is not None:
                 self.require_database_in_place()
@@ -389,6 +464,7 @@ class MemoryService:
         response.active_memory_count = counts['active_memories']
         response.link_count = counts['links']
         response.payload_count = counts['payloads']
+        response.pending_count = self.store.pending_items(1)[1][0]
         responses.fill_admin_success(response, 'persistent memory is enabled')
 
     def admin_entity_add(self, request, response):
@@ -448,6 +524,7 @@ class MemoryService:
         response.payloads = [responses.payload_record(payload) for payload in payloads]
         responses.fill_receipt(response, self.store.get_receipt(memory.id))
         responses.fill_retirement(response, memory)
+        responses.fill_supersessions(response, *self.store.supersessions(memory.id))
         responses.fill_admin_success(response, store.format_memory_id(memory.id))
 
     def admin_list(self, request, response):
@@ -493,6 +570,67 @@ class MemoryService:
             self._recount_receipts()
         responses.fill_forget(response, plan)
 
+    # Supervised review ---------------------------------------------------------
+
+    def admin_pending(self, request, response):
+        """List the refused proposals waiting for review (memory pending)."""
+        self.expire_pending()
+        limit = response.ITEMS_MAX
+        items, (waiting, dropped, expired) = self.store.pending_items(limit + 1)
+        response.items = [responses.pending_record(item, self.review) for item in items[:limit]]
+        response.items_truncated = len(items) > limit
+        response.pending_count, response.dropped_count = waiting, dropped
+        response.expired_count = expired
+        response.enabled = self.review.enabled
+        response.max_items = self.review.max_items
+        response.max_age_days = self.review.max_age.total_seconds() / 86400
+        responses.fill_admin_success(response, f'{waiting} pending')
+
+    def admin_pending_show(self, request, response):
+        """Show one waiting item and what the running rules say of it now."""
+        pending_id = store.parse_pending_id(request.pending_id)
+        self.expire_pending()
+        item, closed = self.store.pending_item(pending_id)
+        if item is None:
+            if closed is None:
+                raise store.NotFoundError(f'{request.pending_id} not found (no such pending item)')
+            raise store.ClosedError(decisions.closed_text(closed))
+        with self.store.snapshot() as conn:
+            now = decisions.assess(conn, item)
+        response.item = responses.pending_record(item, self.review)
+        responses.fill_assessment(response, now)
+        responses.fill_admin_success(response, request.pending_id)
+
+    def admin_accept(self, request, response):
+        """Accept a pending item (memory accept P<n> [--new-entity TYPE --alias ...])."""
+        self._review_decision(response, decisions.accept(
+            self.store, store.parse_pending_id(request.pending_id), request.reviewer,
+            self.review, new_entity_type=request.new_entity_type or None,
+            aliases=tuple(request.aliases)))
+
+    def admin_supersede(self, request, response):
+        """Supersede the memories a pending item conflicts with (memory supersede P<n>)."""
+        self._review_decision(response, decisions.supersede(
+            self.store, store.parse_pending_id(request.pending_id), request.reviewer,
+            self.review))
+
+    def admin_dismiss(self, request, response):
+        """Remove a pending item (memory dismiss P<n>)."""
+        self._review_decision(response, decisions.dismiss(
+            self.store, store.parse_pending_id(request.pending_id), request.reviewer,
+            self.review))
+
+    def _review_decision(self, response, reviewed):
+        """Answer a decision that was written; a new memory or entity changes the counts."""
+        if reviewed.entity is not None:
+            self.health.wrote(entities=1, aliases=len(reviewed.entity.aliases))
+        if reviewed.memory_id is not None and reviewed.outcome != decisions.ALREADY_STORED:
+            self.health.wrote(memories=1, active_memories=1 - len(reviewed.retired_ids))
+        memory = None
+        if reviewed.memory_id is not None:
+            memory, _ = self.store.get_memory(reviewed.memory_id)
+        responses.fill_reviewed(response, reviewed, memory)
+
     # Verify (on the copy worker) -------------------------------------------------
 
     def verify_work(self, request):
@@ -505,8 +643,11 @@ class MemoryService:
         before anything runs.
         """
         memory_ids = [store.parse_memory_id(text) for text in request.memory_ids]
+        self.write_kept()
         path = str(self.store.path)
         findings = []
+        # The queue is bounded (pending_max), so every pending item is answered.
+        pending = []
         truncated = {'any': False}
 
         def found(finding):
@@ -517,11 +658,16 @@ class MemoryService:
 
         def work(should_stop):
             return verify_process.run(path, memory_ids, on_finding=found,
-                                      should_stop=should_stop)
+                                      should_stop=should_stop, on_pending=pending.append)
 
         def finish(summary, response):
-            return responses.fill_verify(response, summary, findings, truncated['any'])
+            return responses.fill_verify(response, summary, findings, truncated['any'],
+                                         pending)
         return work, finish
+
+
+def _at_once(work):
+    work()
 
 
 def _file_size(path):

@@ -32,7 +32,9 @@ DEFAULT_NAMESPACE = '/mira'
 # The memory node's admin services (~/admin/<command>): the console's commands.
 ADMIN_COMMANDS = (
     'status', 'entity_add', 'entity_find', 'alias_add', 'find', 'add', 'show', 'list',
-    'retire', 'forget', 'backup', 'export', 'verify')
+    'retire', 'forget', 'backup', 'export', 'verify',
+    # Supervised review (docs/review.md): the admin enclave only, like the rest.
+    'pending', 'pending_show', 'accept', 'supersede', 'dismiss')
 # What the simulation's seed step calls (entity administration is supervised).
 SEED_COMMANDS = ('entity_find', 'entity_add', 'alias_add')
 WORKING_MEMORY_SERVICES = ('working_memory/show', 'working_memory/clear')

@@ -128,7 +128,8 @@ def indented(text):
 
 def compact(text):
     """Drop recall's fixed header lines and blank lines (the full text is shown at the end)."""
-    boilerplate = {recall.HEADER_LINE, recall.FRAMING_LINE, recall.READING_LINE, ''}
+    boilerplate = {recall.HEADER_LINE, recall.FRAMING_LINE, recall.READING_LINE,
+                   recall.SUPERVISED_LINE, ''}
     now = recall.TIME_LINE.split('%s')[0]
     return '\n'.join(line for line in text.splitlines()
                      if line.strip() not in boilerplate and not line.startswith(now))

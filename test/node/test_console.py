@@ -131,8 +131,11 @@ def test_help_lists_every_command():
                   '[--predicate <token>] [--value "<text>"] [--source-kind <token>] '
                   '[--source-label "<text>"] [--confidence <0.0..1.0>]',
                   'memory retire MEM<n> --reason "<text>"', 'memory forget MEM<n>|ENT<n> [--yes]',
-                  'memory backup PATH [--force]', 'memory export PATH [--force]',
-                  'memory verify [MEM<n> ...] [--json]'):
+                  'memory backup PATH [--force]', 'memory export PATH [--force] [--with-pending]',
+                  'memory verify [MEM<n> ...] [--json]', 'memory pending',
+                  'memory pending show P<n>',
+                  'memory accept P<n> [--new-entity TYPE] [--alias "<alias>"]...',
+                  'memory supersede P<n>', 'memory dismiss P<n>'):
         assert f'  {usage}\n' in out
 
 
@@ -145,7 +148,7 @@ def test_persistent_shows_path_schema_counts_and_profile(node, memory):
     lines = out.splitlines()
     assert lines[0] == 'persistent memory is enabled'
     assert f'  database:       {node.database_path}' in lines
-    assert '  schema version: 3' in lines
+    assert '  schema version: 4' in lines
     assert '  robot profile:  "Mira"' in lines
     assert any(re.fullmatch(r'  entities:       \d+', line) for line in lines)
     assert any(re.fullmatch(r'  memories:       \d+ \(\d+ active\)', line) for line in lines)

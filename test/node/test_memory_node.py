@@ -96,7 +96,7 @@ def test_status_reports_the_open_database(ros, node):
     assert status.success and status.error_code == ''
     assert status.enabled
     assert status.database_path == str(node.database_path)
-    assert status.schema_version == 3
+    assert status.schema_version == 4
     assert status.robot_profile == 'Mira'
 
 

@@ -158,7 +158,7 @@ def test_diagnostics_report_the_database_counts_and_latencies(memory_node, ros, 
     assert status.name == f'{node.namespace}/memory: persistent memory'
     reported = values(status)
     assert reported['database path'] == str(database)
-    assert reported['schema version'] == '3'
+    assert reported['schema version'] == '4'
     assert int(reported['file size bytes']) > 0
     assert (reported['entities'], reported['aliases'], reported['active memories']) == (
         '2', '0', '1')

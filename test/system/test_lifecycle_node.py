@@ -210,7 +210,7 @@ def test_backup_export_and_import_through_node_and_tools(
     assert code == 0, err
     assert out == (f'backup written: {backup} ({backup.stat().st_size} bytes)\n'
                    '  entities 1, aliases 0, memories 1, links 1, payloads 1\n')
-    assert schema.read_version(backup)[0] == 3
+    assert schema.read_version(backup)[0] == 4
     code, _, err = memory('backup', str(backup))
     assert code == 1 and err.startswith('error: exists: ') and '--force' in err
     assert memory('backup', str(backup), '--force')[0] == 0
@@ -229,7 +229,7 @@ def test_backup_export_and_import_through_node_and_tools(
     assert code == 0, err
     again = console_memory(start(memory_node, ros, imported))
     lines = again('persistent')[1].splitlines()
-    assert '  schema version: 3' in lines and '  memories:       1 (1 active)' in lines
+    assert '  schema version: 4' in lines and '  memories:       1 (1 active)' in lines
     # MEM2 was forgotten before the export: the imported store does not reuse it.
     assert created(again('add', 'fact', 'x', '--link', f'{ada}:subject')[1], 'MEM') == 'MEM3'
     from_backup = console_memory(start(memory_node, ros, backup))
@@ -242,7 +242,7 @@ def test_migrate_then_start_the_node(ros, memory_node, tmp_path, console_memory)
     assert code == 0, err
     memory = console_memory(start(memory_node, ros, database))
     lines = memory('persistent')[1].splitlines()
-    assert '  schema version: 3' in lines and '  memories:       2 (2 active)' in lines
+    assert '  schema version: 4' in lines and '  memories:       2 (2 active)' in lines
     assert 'Ada likes tea' in memory('list', 'ENT1')[1]
 
 

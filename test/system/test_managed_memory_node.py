@@ -76,21 +76,26 @@ def assert_file_is_free(database):
 
 def assert_refused(services, database):
     """Every kind of call gets its unavailable answer, and the file gains no row."""
-    before = rows(database), rows(database, 'entities')
+    before = rows(database), rows(database, 'entities'), rows(database, 'pending')
     recalled = services.recall('Ada Lovelace')
     assert (recalled.status, recalled.reason) == ('unavailable', 'store_unavailable')
     remembered = services.remember(remember_request(*ADA_TEA))
     assert (remembered.status, remembered.reason) == ('rejected', 'backend_failure')
     for command, fields in (('status', {}),
                             ('entity_add', {'entity_type': 'person',
-                                            'canonical_name': 'Charles Babbage'})):
+                                            'canonical_name': 'Charles Babbage'}),
+                            # Supervised review is admin too (issue 35).
+                            ('pending', {}), ('pending_show', {'pending_id': 'P1'}),
+                            ('accept', {'pending_id': 'P1', 'reviewer': 'Dana'}),
+                            ('supersede', {'pending_id': 'P1', 'reviewer': 'Dana'}),
+                            ('dismiss', {'pending_id': 'P1', 'reviewer': 'Dana'})):
         answer = services.admin(command, **fields)
         assert (answer.success, answer.error_code) == (False, 'unavailable'), answer
         assert 'only while active' in answer.message
     backup = services.ros.call(srv.AdminBackup, f'{services.prefix}/admin/backup',
                                srv.AdminBackup.Request(path=str(database) + '.bak'))
     assert (backup.success, backup.error_code) == (False, 'unavailable')
-    assert (rows(database), rows(database, 'entities')) == before
+    assert (rows(database), rows(database, 'entities'), rows(database, 'pending')) == before
 
 
 def test_the_transitions_open_serve_refuse_and_release(ros, managed, tmp_path):

@@ -224,7 +224,7 @@ def test_a_version_2_file_is_refused_byte_identical_then_migrated(
     errors = [line for line in process.output().splitlines() if '[ERROR]' in line]
     assert len(errors) == 1, process.output()
     assert errors[0].endswith(
-        'database has schema version 2, this node needs version 3; it was left unchanged: '
+        'database has schema version 2, this node needs version 4; it was left unchanged: '
         f'stop the node and run: ros2 run mira_memory memory_migrate --database {database}')
     assert database.read_bytes() == before
     assert os.listdir(directory) == ['memory.sqlite3']
@@ -241,4 +241,4 @@ def test_a_version_2_file_is_refused_byte_identical_then_migrated(
     code, out, _ = console('verify')
     assert code == 1
     assert out.splitlines()[:2] == ['MEM4 NO RECEIPT', 'MEM5 NO RECEIPT']
-    assert '  schema version: 3' in console('persistent')[1].splitlines()
+    assert '  schema version: 4' in console('persistent')[1].splitlines()

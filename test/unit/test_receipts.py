@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Schema version 3 in the core: receipts, memory verify, migrate 2 -> 3, export/import."""
+"""Schema version 3 in the core: receipts, memory verify, migrate 2 -> 4, export/import."""
 
 from dataclasses import replace
 import hashlib
@@ -321,14 +321,14 @@ def test_export_import_export_carries_receipts_byte_identically(remembered, tmp_
     first = tmp_path / 'one.jsonl'
     copies.export(str(remembered.path), str(first))
     records = [json.loads(line) for line in first.read_text().splitlines()]
-    assert records[0]['counts']['receipts'] == 2 and records[0]['schema_version'] == 3
+    assert records[0]['counts']['receipts'] == 2 and records[0]['schema_version'] == 4
     receipts = [r for r in records if r['type'] == 'receipt']
     assert [r['memory_id'] for r in receipts] == [1, 2]
     assert receipts[0]['utterance'] == FACT_CONTEXT.utterance
     code, out, err = run(offline_tools.import_main, '--database', tmp_path / 'new.sqlite3',
                          '--from', first)
     assert code == 0, err
-    assert 'receipts 2' in out and 'schema version: 3' in out
+    assert 'receipts 2' in out and 'schema version: 4' in out
     second = tmp_path / 'two.jsonl'
     copies.export(str(tmp_path / 'new.sqlite3'), str(second))
     assert first.read_bytes() == second.read_bytes()
@@ -421,24 +421,25 @@ def test_the_store_refuses_a_version_2_file_naming_the_command(tmp_path):
     with pytest.raises(schema.UnsupportedDatabaseError) as caught:
         MemoryStore.open(database)
     assert str(caught.value) == (
-        'database has schema version 2, this node needs version 3; it was left unchanged: '
+        'database has schema version 2, this node needs version 4; it was left unchanged: '
         f'stop the node and run: ros2 run mira_memory memory_migrate --database {database}')
     assert database.read_bytes() == before and os.listdir(tmp_path) == ['memory.sqlite3']
 
 
-def test_migrate_turns_a_real_version_2_file_into_version_3(tmp_path):
+def test_migrate_turns_a_real_version_2_file_into_version_4(tmp_path):
     database = make_version_2_database(tmp_path / 'memory.sqlite3')
     original = rows(database)
     code, out, err = run(offline_tools.migrate_main, '--database', database)
     assert code == 0, err
     lines = out.splitlines()
-    assert lines[0] == f'migrating {database} from schema version 2 to 3'
+    assert lines[0] == f'migrating {database} from schema version 2 to 4'
     assert lines[1].startswith(f'backup: {database}.v2-backup-') and 'memories 4' in lines[1]
     assert lines[2] == ('migrated in one transaction: entities 3, aliases 1, memories 4, '
                         'links 5, payloads 4, receipts 0 (row counts unchanged; '
                         'integrity_check and foreign_key_check ok)')
     assert lines[3].startswith('receipts: none for the memories that existed before')
-    assert lines[4] == 'schema version: 3'
+    assert lines[4].startswith('review: no refused proposal is pending yet')
+    assert lines[5] == 'schema version: 4'
     backups = sorted(tmp_path.glob('memory.sqlite3.v2-backup-*'))
     assert len(backups) == 1 and schema.read_version(backups[0])[0] == 2
     assert rows(backups[0]) == original
@@ -452,7 +453,7 @@ def test_migrate_turns_a_real_version_2_file_into_version_3(tmp_path):
     assert out.splitlines()[2].startswith('verified 2 memories: 0 ok, 0 would reject, '
                                           '2 no receipt')
     with MemoryStore.open(database, clock=fixed_clock) as store:
-        assert store.schema_version == 3
+        assert store.schema_version == 4
         assert [m for m in MEMORY_IDS if store.get_receipt(m)] == []
         assert store.get_memory(2)[0].retired_reason == 'operator corrected it'
         # The forgotten MEM3 is not given again.
@@ -468,9 +469,9 @@ def test_a_failed_migration_leaves_version_2(tmp_path, monkeypatch):
     original = rows(database)
 
     def broken(conn):
-        conn.execute('CREATE TABLE receipts (x)')
+        conn.execute('CREATE TABLE pending (x)')
         conn.execute('INSERT INTO memories (id) VALUES (NULL)')  # breaks NOT NULL
-    monkeypatch.setattr(schema, '_v2_to_v3', broken)
+    monkeypatch.setattr(schema, '_add_v4_tables', broken)
     code, _, err = run(offline_tools.migrate_main, '--database', database)
     assert code == 1 and 'rolled back' in err
     assert schema.read_version(database)[0] == 2 and rows(database) == original
@@ -489,7 +490,7 @@ def test_a_version_2_export_imports_with_no_receipts(remembered, tmp_path):
     copies.export(str(remembered.path), str(export))
     records = [json.loads(line) for line in export.read_text().splitlines()]
     header = dict(records[0], schema_version=2)
-    del header['counts']['receipts']
+    del header['counts']['receipts'], header['counts']['supersessions']
     old = [header] + [r for r in records[1:] if r['type'] != 'receipt']
     v2 = tmp_path / 'v2.jsonl'
     v2.write_text(''.join(json.dumps(r) + '\n' for r in old), encoding='utf-8')

@@ -23,7 +23,8 @@ NAMESPACES = ['/mira', '/site/robot2', '/']
 ENCLAVES = {'memory', 'cognition', 'attention', 'perception', 'operator_source',
             'operator_chat', 'admin', 'monitor'}
 ADMIN = {'status', 'entity_add', 'entity_find', 'alias_add', 'find', 'add', 'show', 'list',
-         'retire', 'forget', 'backup', 'export', 'verify'}
+         'retire', 'forget', 'backup', 'export', 'verify',
+         'pending', 'pending_show', 'accept', 'supersede', 'dismiss'}
 PARAMETER_SERVICES = {'describe_parameters', 'get_parameter_types', 'get_parameters',
                       'list_parameters', 'set_parameters', 'set_parameters_atomically'}
 NO_SCHEMA = ('sros2 is not installed (no ROS install); on a ROS install this validates '

@@ -63,14 +63,14 @@ def user_version(path):
 
 # Schema and lifecycle
 
-def test_new_database_records_schema_version_3(store, db_path):
-    assert store.schema_version == SCHEMA_VERSION == 3
-    assert user_version(db_path) == 3
+def test_new_database_records_schema_version_4(store, db_path):
+    assert store.schema_version == SCHEMA_VERSION == 4
+    assert user_version(db_path) == 4
 
 
 def test_new_database_has_the_normalized_tables(store, db_path):
-    assert {'entities', 'aliases', 'memories', 'memory_links', 'payloads',
-            'receipts'} <= table_names(
+    assert {'entities', 'aliases', 'memories', 'memory_links', 'payloads', 'receipts',
+            'supersessions', 'pending', 'pending_closed', 'pending_counts'} <= table_names(
         db_path)
 
 
@@ -81,17 +81,17 @@ def test_store_path_is_absolute(tmp_path, monkeypatch):
         assert opened.path.is_absolute()
 
 
-def test_existing_version_3_database_reopens(db_path):
+def test_existing_version_4_database_reopens(db_path):
     MemoryStore.open(db_path).close()
     with MemoryStore.open(db_path) as reopened:
-        assert reopened.schema_version == 3
+        assert reopened.schema_version == 4
 
 
 def test_zero_byte_file_is_initialized_as_new_database(db_path):
     db_path.write_bytes(b'')
     with MemoryStore.open(db_path) as opened:
         assert opened.counts() == EMPTY_COUNTS
-    assert user_version(db_path) == 3
+    assert user_version(db_path) == 4
 
 
 def test_unversioned_database_without_schema_objects_is_initialized(db_path):
@@ -101,7 +101,7 @@ def test_unversioned_database_without_schema_objects_is_initialized(db_path):
     conn.close()
     assert db_path.stat().st_size > 0
     with MemoryStore.open(db_path) as opened:
-        assert opened.schema_version == 3
+        assert opened.schema_version == 4
 
 
 def _unversioned_with_table(path):
@@ -122,7 +122,7 @@ def _newer_version(path):
     MemoryStore.open(path).close()
     conn = sqlite3.connect(path)
     conn.execute('PRAGMA journal_mode = DELETE')
-    conn.execute('PRAGMA user_version = 4')
+    conn.execute('PRAGMA user_version = 5')
     conn.close()
 
 
@@ -204,7 +204,7 @@ def test_missing_parent_without_create_parent_fails_and_creates_nothing(tmp_path
 def test_missing_parent_is_created_with_create_parent(tmp_path):
     path = tmp_path / 'absent' / 'nested' / 'memory.sqlite3'
     with MemoryStore.open(path, create_parent=True) as opened:
-        assert opened.schema_version == 3
+        assert opened.schema_version == 4
     assert path.is_file()
 
 

@@ -91,6 +91,15 @@ Errors are fixed sentences: they never contain the utterance, the evidence
 or any argument text. Admission never updates, deletes or supersedes a
 memory and never creates an entity or an alias. `admit` never raises: store
 and SQLite failures become backend_failure.
+
+Supervised review (core/review, docs/review.md). A refusal a person can
+judge (`reviewable`: the grounding rules 10-13 and 17, an unknown subject or
+related entity, a conflict) may be kept for review. `admit_in` is admission
+inside a transaction the caller holds, for the person's decision: it runs
+these same rules, except the ones the person overrides (OVERRIDE_GROUNDING:
+rules 10-13 and 17; OVERRIDE_CONFLICT: rule 18's conflict, whose memories
+the caller retires first), and writes the memory with the caller's source
+kind and receipt.
 """
 
 import dataclasses
@@ -106,6 +115,7 @@ from mira_memory.core.admission.normalize import normalize_token
 from mira_memory.core.admission.normalize import TOKEN_MAX_LENGTH
 from mira_memory.core.errors import InvalidInputError, StoreError
 from mira_memory.core.store.records import NewMemory, Receipt, SOURCE_OPERATOR_STATEMENT
+from mira_memory.core.store.records import SOURCE_SUPERVISED_STATEMENT
 
 STATUS_APPLIED = 'applied'
 STATUS_REJECTED = 'rejected'
@@ -179,6 +189,25 @@ RELATED_IS_SUBJECT_ERROR = (
 # The rules a created memory passed, and the rules verify runs again (judge).
 RULES_RAN_ADMITTED = '1-19'
 RULES_RAN_JUDGED = '1-17'
+# What a person may override at review (admit_in), and the rules each one is.
+OVERRIDE_GROUNDING = 'grounding'
+OVERRIDE_CONFLICT = 'conflict'
+OVERRIDDEN_RULES = {OVERRIDE_GROUNDING: '10-13,17', OVERRIDE_CONFLICT: '18'}
+# The refusals a person can judge (rule number -> its reviewable reasons): the
+# grounding rules, an unknown subject or related entity, a conflict. Never a
+# malformed or unsupported proposal (rules 0-9, 16, 19), an ambiguous name
+# or a store failure: there a person would have to write what was not said.
+REVIEWABLE_REFUSALS = {
+    '10': (REASON_EVIDENCE_NOT_IN_UTTERANCE,),
+    '11': (REASON_SUBJECT_NOT_SUPPORTED,),
+    '12': (REASON_VALUE_NOT_SUPPORTED,),
+    '13': (REASON_INVALID_PROPOSAL,),
+    '14': (REASON_SUBJECT_NOT_FOUND,),
+    '15': (REASON_RELATED_ENTITY_NOT_FOUND,),
+    '17': (REASON_SUBJECT_NOT_SUPPORTED, REASON_EVIDENCE_NOT_IN_UTTERANCE),
+    '18': (REASON_CONFLICT,),
+}
+GROUNDING_RULE_NUMBERS = ('10', '11', '12', '13', '17')
 _GROUNDING_RULES = {
     verdict.CLAUSE: '10',
     verdict.SUBJECT: '11',
@@ -279,6 +308,15 @@ class AdmissionResult:
     rule: str = ''
     # For a created memory: what the rules decided (its receipt keeps it).
     decision: Optional['Decision'] = None
+    # A rejection kept for a person's review (core/review): the Remember
+    # response says so; the reason stays the rules' own.
+    pending_review: bool = False
+
+
+def reviewable(result):
+    """Return True when a person can judge this rejection (REVIEWABLE_REFUSALS)."""
+    return (result.status == STATUS_REJECTED
+            and result.reason in REVIEWABLE_REFUSALS.get(result.rule, ()))
 
 
 def source_label(context):
@@ -324,44 +362,93 @@ def _admit(store, context, proposal, robot_profile):
     request, rejection = _judge_request(context, proposal, robot_profile)
     if rejection is not None:
         return rejection
-    kind, predicate, value_key = request.kind, request.predicate, request.value_key
-    label = source_label(context)
     with store.write() as tx:
-        decision, rejection = _judge_store(tx, request, proposal, robot_profile)
+        return admit_in(tx, context, proposal, robot_profile, request=request)
+
+
+def admit_in(tx, context, proposal, robot_profile, *, request=None, overrides=frozenset(),
+             retire_conflicting=None, review=None):
+    """
+    Run the admission rules inside tx and write the memory when they hold; return the result.
+
+    tx: an open store.WriteTransaction (or ReviewTransaction); nothing here
+    commits. request: rules 1-13's _Request when the caller ran them already.
+    For a person's review (core/review), overrides is a set of OVERRIDE_*:
+    OVERRIDE_GROUNDING skips rules 10-13 and 17; OVERRIDE_CONFLICT calls
+    retire_conflicting(memory ids) for the active memories in the slot
+    instead of refusing, before the insert (the result's
+    conflicting_memory_ids are those). review: the receipt's review fields
+    (records.REVIEW_COLUMNS); with it the memory's source is
+    supervised_statement. Store failures raise.
+    """
+    if request is None:
+        request, rejection = _judge_request(context, proposal, robot_profile, overrides)
         if rejection is not None:
             return rejection
-        subject_id, links = decision.subject_entity_id, decision.links
-        if kind == KIND_RELATIONSHIP:
-            same_slot = tx.relationship_memories(subject_id, predicate)
-        else:
-            same_slot = tx.slot_memories(subject_id, predicate)
-        same_slot = sorted(same_slot, key=lambda memory: memory.id)
-        wanted_links = frozenset(links)
-        for memory in same_slot:
-            # A relationship's value only names its related entity, whose identity
-            # is already in the link set: naming it by an alias is the same
-            # relationship. Facts and preferences compare their values.
-            same_value = kind == KIND_RELATIONSHIP or memory.value_key == value_key
-            if same_value and _link_set(memory) == wanted_links:
-                return duplicate(memory.id)
-        if kind != KIND_RELATIONSHIP:
-            conflicting = tuple(
-                memory.id for memory in same_slot if memory.value_key != value_key)
-            if conflicting:
-                return _rejected(REASON_CONFLICT, conflicting[:CONFLICTING_IDS_MAX], rule='18')
-        if tx.turn_memory(label) is not None:
-            return _rejected(REASON_INVALID_PROPOSAL, error=TURN_ALREADY_WROTE_ERROR, rule='19')
-        memory = tx.insert_memory(
-            NewMemory(
-                kind=kind, summary=request.evidence, links=links, predicate=predicate,
-                value=request.value, source_kind=SOURCE_OPERATOR_STATEMENT, source_label=label,
-                confidence=None),
-            allow_runtime_source=True)
-        decision = dataclasses.replace(decision, rules_ran=RULES_RAN_ADMITTED)
-        # The same transaction: the memory and its receipt commit together.
-        tx.insert_receipt(receipt(memory.id, context, proposal, robot_profile, decision))
-    return AdmissionResult(STATUS_APPLIED, OUTCOME_CREATED, '', memory.id, (), '',
+    label = source_label(context)
+    decision, rejection = _judge_store(tx, request, proposal, robot_profile, overrides)
+    if rejection is not None:
+        return rejection
+    stored, conflicting = _slot(tx, request, decision)
+    if stored is not None:
+        return duplicate(stored)
+    if conflicting and OVERRIDE_CONFLICT not in overrides:
+        return _rejected(REASON_CONFLICT, conflicting[:CONFLICTING_IDS_MAX], rule='18')
+    if tx.turn_memory(label) is not None:
+        return _rejected(REASON_INVALID_PROPOSAL, error=TURN_ALREADY_WROTE_ERROR, rule='19')
+    if conflicting:
+        retire_conflicting(conflicting)
+    source = SOURCE_OPERATOR_STATEMENT if review is None else SOURCE_SUPERVISED_STATEMENT
+    memory = tx.insert_memory(
+        NewMemory(
+            kind=request.kind, summary=request.evidence, links=decision.links,
+            predicate=request.predicate, value=request.value, source_kind=source,
+            source_label=label, confidence=None),
+        allow_runtime_source=True)
+    decision = dataclasses.replace(decision, rules_ran=_rules_ran(overrides))
+    # The same transaction: the memory and its receipt commit together.
+    written = receipt(memory.id, context, proposal, robot_profile, decision)
+    if review is not None:
+        written = dataclasses.replace(written, **review)
+    tx.insert_receipt(written)
+    return AdmissionResult(STATUS_APPLIED, OUTCOME_CREATED, '', memory.id, conflicting, '',
                            decision=decision)
+
+
+def _slot(tx, request, decision):
+    """
+    Rule 18 against the subject's slot: return (duplicate memory id or None, conflicting ids).
+
+    Facts and preferences share one slot per subject and predicate: the same
+    value with the same links is a duplicate, another value a conflict.
+    Relationships are duplicates by predicate and links; they never conflict.
+    """
+    kind, predicate, value_key = request.kind, request.predicate, request.value_key
+    subject_id = decision.subject_entity_id
+    if kind == KIND_RELATIONSHIP:
+        same_slot = tx.relationship_memories(subject_id, predicate)
+    else:
+        same_slot = tx.slot_memories(subject_id, predicate)
+    same_slot = sorted(same_slot, key=lambda memory: memory.id)
+    wanted_links = frozenset(decision.links)
+    for memory in same_slot:
+        # A relationship's value only names its related entity, whose identity
+        # is already in the link set: naming it by an alias is the same
+        # relationship. Facts and preferences compare their values.
+        same_value = kind == KIND_RELATIONSHIP or memory.value_key == value_key
+        if same_value and _link_set(memory) == wanted_links:
+            return memory.id, ()
+    if kind == KIND_RELATIONSHIP:
+        return None, ()
+    return None, tuple(memory.id for memory in same_slot if memory.value_key != value_key)
+
+
+def _rules_ran(overrides):
+    """Return a receipt's rules_ran: every rule, less those a person overrode."""
+    if not overrides:
+        return RULES_RAN_ADMITTED
+    skipped = ','.join(OVERRIDDEN_RULES[name] for name in sorted(overrides))
+    return '%s except %s (overridden at review)' % (RULES_RAN_ADMITTED, skipped)
 
 
 def receipt(memory_id, context, proposal, robot_profile, decision):
@@ -401,16 +488,22 @@ class Judgment:
     value: str = ''
     kind: str = ''
     predicate: str = ''
+    # judge(writes=True): the memory already stored as this proposal (rule 18's duplicate).
+    duplicate_of: Optional[int] = None
 
 
-def judge(reads, context, proposal, robot_profile):
+def judge(reads, context, proposal, robot_profile, *, writes=False):
     """
     Run rules 1-17 on a proposal against reads, writing nothing; return a Judgment.
 
     reads answers find_entities(name, limit=...) on one consistent snapshot
     (memory verify: a read-only connection). The rules of one turn's writes
     (duplicate, conflict, the per-turn limit: 18 and 19) do not apply: a
-    stored memory judged again would only find itself. Store failures raise.
+    stored memory judged again would only find itself. A proposal that was
+    never written (a pending item, core/review) is judged with them too when
+    writes is True: reads then also answers slot_memories,
+    relationship_memories and turn_memory as WriteTransaction does. Store
+    failures raise.
     """
     request, rejection = _judge_request(context, proposal, robot_profile)
     if rejection is not None:
@@ -418,8 +511,17 @@ def judge(reads, context, proposal, robot_profile):
     decision, rejection = _judge_store(reads, request, proposal, robot_profile)
     if rejection is not None:
         return Judgment(rejection)
+    stored = None
+    if writes:
+        stored, conflicting = _slot(reads, request, decision)
+        if stored is None and conflicting:
+            return Judgment(_rejected(REASON_CONFLICT, conflicting[:CONFLICTING_IDS_MAX],
+                                      rule='18'))
+        if stored is None and reads.turn_memory(source_label(context)) is not None:
+            return Judgment(_rejected(REASON_INVALID_PROPOSAL, error=TURN_ALREADY_WROTE_ERROR,
+                                      rule='19'))
     return Judgment(None, decision, request.evidence, request.value, request.kind,
-                    request.predicate)
+                    request.predicate, stored)
 
 
 @dataclass(frozen=True)
@@ -447,8 +549,8 @@ class _Request:
     grounded: verdict.Grounding
 
 
-def _judge_request(context, proposal, robot_profile):
-    """Rules 1-13: return (_Request, None), or (None, the rejection)."""
+def _judge_request(context, proposal, robot_profile, overrides=frozenset()):
+    """Rules 1-13 (10-13 unless overridden): return (_Request, None), or (None, the rejection)."""
     reason = _check_arguments(proposal)
     if reason:
         return None, _rejected(reason, rule='1')
@@ -478,6 +580,9 @@ def _judge_request(context, proposal, robot_profile):
     value = locate(proposal.value, evidence)
     if value is None:
         return None, _rejected(REASON_VALUE_NOT_SUPPORTED, rule='9')
+    if OVERRIDE_GROUNDING in overrides:
+        return _Request(kind, predicate, role, related_entity, evidence, value, value_key,
+                        None), None
     grounded = verdict.ground(
         context.utterance, evidence, proposal.subject, proposal.value, predicate,
         relationship=kind == KIND_RELATIONSHIP,
@@ -489,7 +594,7 @@ def _judge_request(context, proposal, robot_profile):
                     grounded), None
 
 
-def _judge_store(reads, request, proposal, robot_profile):
+def _judge_store(reads, request, proposal, robot_profile, overrides=frozenset()):
     """Rules 14-17 against the entities of reads: return (Decision, None) or (None, rejection)."""
     grounded = request.grounded
     subject_name = proposal.subject
@@ -511,6 +616,8 @@ def _judge_store(reads, request, proposal, robot_profile):
             return None, _rejected(REASON_INVALID_PROPOSAL, error=RELATED_IS_SUBJECT_ERROR,
                                    rule='16')
         links += ((related_id, request.role),)
+    if OVERRIDE_GROUNDING in overrides:
+        return Decision(RULES_RAN_JUDGED, subject_id, related_id, links), None
     # Another entity between the subject and the value makes the value
     # its own ("Ada met Bob in Paris"); the subject and the related
     # entity named again ("cousin of quill and of Quillon Brask") do not.

@@ -15,6 +15,13 @@ rows: when it returns True the copy ends with CopyStoppedError and no file
 Import is offline: it builds a new database from an export in one
 transaction, checking every store rule, and leaves no file behind when the
 export is refused.
+
+The pending items waiting for review (core/review) are private: an export
+holds them only when include_pending is given (the console's
+`memory export PATH --with-pending`), and then its header counts them. What
+became of closed items and the queue's counters are the database's own
+history and are never exported. A backup copies the whole file, pending
+items included.
 """
 
 import contextlib
@@ -38,13 +45,18 @@ BACKUP_PAGES_PER_STEP = 1024
 # takes the GIL from the node's executor thread) runs about 100 times a second.
 STOP_CHECK_INSTRUCTIONS = 1_000_000
 EXPORT_STOP_CHECK_ROWS = 1000
-RECORD_TYPES = ('entity', 'alias', 'memory', 'link', 'payload', 'receipt')
+RECORD_TYPES = ('entity', 'alias', 'memory', 'link', 'payload', 'receipt', 'supersession',
+                'pending')
 # Header count names per record type (the store's counts() names).
 COUNT_NAMES = {'entity': 'entities', 'alias': 'aliases', 'memory': 'memories',
-               'link': 'links', 'payload': 'payloads', 'receipt': 'receipts'}
+               'link': 'links', 'payload': 'payloads', 'receipt': 'receipts',
+               'supersession': 'supersessions', 'pending': 'pending'}
 _SEQUENCE_TABLES = {'entity': 'entities', 'alias': 'aliases', 'memory': 'memories',
-                    'payload': 'payloads'}
-_TABLES = dict(_SEQUENCE_TABLES, link='memory_links', receipt='receipts')
+                    'payload': 'payloads', 'pending': 'pending'}
+_TABLES = dict(_SEQUENCE_TABLES, link='memory_links', receipt='receipts',
+               supersession='supersessions')
+# Only with include_pending (the module docstring).
+PRIVATE_RECORD_TYPES = ('pending',)
 
 _EXPORT_SQL = {
     'entity': 'SELECT id, entity_type, canonical_name, created_at FROM entities ORDER BY id',
@@ -59,6 +71,9 @@ _EXPORT_SQL = {
         ' FROM payloads ORDER BY id'),
     'receipt': 'SELECT %s FROM receipts ORDER BY memory_id'
                % ', '.join(records.RECEIPT_COLUMNS),
+    'supersession': 'SELECT old_memory_id, new_memory_id, created_at FROM supersessions'
+                    ' ORDER BY old_memory_id',
+    'pending': 'SELECT %s FROM pending ORDER BY id' % ', '.join(records.PENDING_COLUMNS),
 }
 RECORD_FIELDS = {
     'entity': ('id', 'entity_type', 'canonical_name', 'created_at'),
@@ -69,6 +84,8 @@ RECORD_FIELDS = {
     'payload': ('id', 'memory_id', 'storage', 'media_type', 'text', 'object_ref', 'sha256',
                 'created_at'),
     'receipt': records.RECEIPT_COLUMNS,
+    'supersession': ('old_memory_id', 'new_memory_id', 'created_at'),
+    'pending': records.PENDING_COLUMNS,
 }
 
 
@@ -236,15 +253,19 @@ def _sequences(conn):
     return dict(conn.execute('SELECT name, seq FROM sqlite_sequence ORDER BY name'))
 
 
-def export(source, target, *, force=False, should_stop=_never):
+def export(source, target, *, force=False, should_stop=_never, include_pending=False):
     """
     Write the database at source as deterministic JSON Lines; return the header counts.
 
     Line 1 is the header (format, schema version, counts, id sequences);
-    then entities, aliases, memories, links, payloads and receipts, each in id order,
-    one JSON object per line with sorted keys. Derived keys (name_key,
-    alias_key, value_key) are left out: import computes them again.
+    then entities, aliases, memories, links, payloads, receipts and
+    supersessions, each in id order, then (include_pending) the items
+    waiting for review; one JSON object per line with sorted keys. Derived
+    keys (name_key, alias_key, value_key) are left out: import computes them
+    again.
     """
+    kinds = tuple(kind for kind in RECORD_TYPES
+                  if include_pending or kind not in PRIVATE_RECORD_TYPES)
     target = _absolute_target(source, target, force)
     partial = partial_path(target)
     with _copy_failures('export', partial, should_stop):
@@ -253,13 +274,13 @@ def export(source, target, *, force=False, should_stop=_never):
             header = {
                 'type': 'header', 'format': EXPORT_FORMAT,
                 'schema_version': schema.SCHEMA_VERSION,
-                'counts': {COUNT_NAMES[kind]: counts[_table(kind)] for kind in RECORD_TYPES},
+                'counts': {COUNT_NAMES[kind]: counts[_table(kind)] for kind in kinds},
                 'sequences': _sequences(src),
             }
             with open(partial, 'w', encoding='utf-8', newline='\n',
                       opener=private_files.opener) as out:  # 0600
                 out.write(_line(header))
-                for kind in RECORD_TYPES:
+                for kind in kinds:
                     fields = RECORD_FIELDS[kind]
                     for number, row in enumerate(src.execute(_EXPORT_SQL[kind])):
                         if number % EXPORT_STOP_CHECK_ROWS == 0 and should_stop():
@@ -440,14 +461,41 @@ class _Importer:
         if row is None:
             raise _refused(number, 'refers to missing %s'
                            % records.format_memory_id(memory_id))
-        if row[0] != records.SOURCE_OPERATOR_STATEMENT:
-            raise _refused(number, 'a receipt belongs to an operator_statement memory only')
+        if row[0] not in records.RUNTIME_SOURCES:
+            raise _refused(number, 'a receipt belongs to an operator_statement or'
+                                   ' supervised_statement memory only')
+        reviewed = r.get('review_action') is not None
+        if reviewed != (row[0] == records.SOURCE_SUPERVISED_STATEMENT):
+            raise _refused(number, 'a receipt has review fields exactly when its memory is a'
+                                   ' supervised_statement')
         context = TurnContext(r['episode_id'], r['turn_id'], r['utterance'])
         if records.stored_source_label(source_label(context)) != row[1]:
             raise _refused(number, "the receipt's episode and turn ids are not its memory's"
                                    ' source label')
+        # A version 3 export has no review fields: NULL, as memory_migrate leaves them.
         self.conn.execute(writes.INSERT_RECEIPT_SQL,
-                          tuple(r[field] for field in records.RECEIPT_COLUMNS))
+                          tuple(r.get(field) for field in records.RECEIPT_COLUMNS))
+
+    def _add_supersession(self, number, r):
+        old, new = r['old_memory_id'], r['new_memory_id']
+        self._order(number, 'supersession', old, records.format_memory_id(old))
+        rows = {row[0]: row[1:] for row in self.conn.execute(
+            'SELECT id, status, source_kind FROM memories WHERE id IN (?, ?)', (old, new))}
+        if old not in rows or new not in rows:
+            raise _refused(number, 'refers to a missing memory')
+        if rows[old][0] != records.STATUS_RETIRED:
+            raise _refused(number, 'a superseded memory must be retired')
+        if rows[new][1] != records.SOURCE_SUPERVISED_STATEMENT:
+            raise _refused(number, 'only a supervised_statement memory supersedes')
+        self.conn.execute(writes.INSERT_SUPERSESSION_SQL, (old, new, r['created_at']))
+
+    def _add_pending(self, number, r):
+        pending_id = r['id']
+        self._order(number, 'pending', pending_id, records.format_pending_id(pending_id))
+        self.conn.execute(
+            'INSERT INTO pending (%s) VALUES (%s)' % (
+                ', '.join(records.PENDING_COLUMNS), ', '.join('?' * len(records.PENDING_COLUMNS))),
+            tuple(r[field] for field in records.PENDING_COLUMNS))
 
 
 def _name(number, field, value):
@@ -520,7 +568,9 @@ def import_export(database, lines):
         if header is None:
             raise _refused(max(number, 1), 'the export is empty')
         counts, sequences = header
-        counts = dict({'receipts': 0}, **counts)
+        # Version 2 and 3 exports have no receipts or supersessions; one
+        # without its pending items has no pending count.
+        counts = dict({'receipts': 0, 'supersessions': 0, 'pending': 0}, **counts)
         found = {COUNT_NAMES[kind]: importer.counts[kind] for kind in RECORD_TYPES}
         if found != counts:
             missing = ', '.join('%s %d of %d' % (name, found[name], counts[name])

@@ -121,22 +121,77 @@ class _ReceiptRecord(Model):
     subject_entity_id: StrictInt
     related_entity_id: Optional[StrictInt] = Field(...)
     created_at: StrictStr
+    # Schema version 4: a person's review (absent from a version 3 export).
+    review_action: Optional[StrictStr] = None
+    reviewed_by: Optional[StrictStr] = None
+    pending_id: Optional[StrictInt] = None
+    refused_at: Optional[StrictStr] = None
+    refused_reason: Optional[StrictStr] = None
+    refused_rule: Optional[StrictStr] = None
+    refused_explanation: Optional[StrictStr] = None
 
-    _ids = validator('memory_id', 'subject_entity_id', 'related_entity_id',
+    _ids = validator('memory_id', 'subject_entity_id', 'related_entity_id', 'pending_id',
                      allow_reuse=True)(_positive)
     _texts = validator('utterance', 'episode_id', 'turn_id', 'kind', 'subject', 'predicate',
                        'value', 'related_entity', 'related_role', 'evidence', 'rules_version',
-                       'rules_digest', 'rules_ran', allow_reuse=True)(_text)
+                       'rules_digest', 'rules_ran', 'review_action', 'reviewed_by',
+                       'refused_reason', 'refused_rule', 'refused_explanation',
+                       allow_reuse=True)(_text)
 
     @root_validator(skip_on_failure=True)
     def _related_pair(cls, values):
         if (values['related_entity'] is None) != (values['related_role'] is None):
             raise ValueError('related_entity and related_role go together')
+        review = [values[name] is None for name in (
+            'review_action', 'reviewed_by', 'pending_id', 'refused_at', 'refused_reason',
+            'refused_rule', 'refused_explanation')]
+        if any(review) and not all(review):
+            raise ValueError('the review fields go together')
         return values
 
 
+class _SupersessionRecord(Model):
+    type: Literal['supersession']  # noqa: A003
+    old_memory_id: StrictInt
+    new_memory_id: StrictInt
+    created_at: StrictStr
+
+    _ids = validator('old_memory_id', 'new_memory_id', allow_reuse=True)(_positive)
+
+
+class _PendingRecord(Model):
+    type: Literal['pending']  # noqa: A003
+    id: StrictInt  # noqa: A003
+    request_digest: StrictStr
+    created_at: StrictStr
+    episode_id: StrictStr
+    turn_id: StrictStr
+    utterance: StrictStr
+    kind: StrictStr
+    subject: StrictStr
+    predicate: StrictStr
+    value: StrictStr
+    related_entity: Optional[StrictStr] = Field(...)
+    related_role: Optional[StrictStr] = Field(...)
+    evidence: StrictStr
+    robot_profile: StrictStr
+    reason: StrictStr
+    rule: StrictStr
+    explanation: StrictStr
+    conflicting_memory_ids: StrictStr  # '' or ids separated by spaces
+    rules_version: StrictStr
+    rules_digest: StrictStr
+
+    _ids = validator('id', allow_reuse=True)(_positive)
+    _texts = validator('request_digest', 'episode_id', 'turn_id', 'utterance', 'kind',
+                       'subject', 'predicate', 'value', 'related_entity', 'related_role',
+                       'evidence', 'reason', 'rule', 'explanation', 'rules_version',
+                       'rules_digest', allow_reuse=True)(_text)
+
+
 _RECORD_MODELS = {'entity': _EntityRecord, 'alias': _AliasRecord, 'memory': _MemoryRecord,
-                  'link': _LinkRecord, 'payload': _PayloadRecord, 'receipt': _ReceiptRecord}
+                  'link': _LinkRecord, 'payload': _PayloadRecord, 'receipt': _ReceiptRecord,
+                  'supersession': _SupersessionRecord, 'pending': _PendingRecord}
 
 
 def check_record(kind, record):
@@ -149,6 +204,14 @@ def check_record(kind, record):
             raise ShapeError('%s record must have exactly the fields %s' % (
                 kind, ', '.join(sorted({'type', *RECORD_FIELDS[kind]})))) from None
         raise ShapeError('%s %s' % (kind, one_line(error, _RECORD_PHRASES))) from None
+
+
+# The counts a header of each schema version has (besides pending, when included).
+_COUNTED_BY_VERSION = {
+    schema.SCHEMA_VERSION: set(COUNT_NAMES.values()) - {'pending'},
+    3: set(COUNT_NAMES.values()) - {'pending', 'supersessions'},
+    2: set(COUNT_NAMES.values()) - {'pending', 'supersessions', 'receipts'},
+}
 
 
 class _Header(Model):
@@ -165,20 +228,21 @@ class _Header(Model):
 
     @validator('schema_version', always=True)
     def _supported(cls, version):
-        if version not in (2, schema.SCHEMA_VERSION) or isinstance(version, bool):
-            raise ValueError('export schema version %r is not supported (expected 2 or %d)'
+        if version not in _COUNTED_BY_VERSION or isinstance(version, bool):
+            raise ValueError('export schema version %r is not supported (expected 2, 3 or %d)'
                              % (version, schema.SCHEMA_VERSION))
         return version
 
     @validator('counts')
     def _counts(cls, counts, values):
-        # A version 2 export has no receipts (and no receipt count); it imports
-        # as version 3 with none, as memory_migrate would have made it.
+        # A version 2 export has no receipts, one of version 3 no
+        # supersessions (nor their counts): they import as the current
+        # version, as memory_migrate would have made them. The pending count
+        # is there exactly when the export holds the pending items.
         # (Without a supported version there is nothing to compare with: that
         # error is the one reported, as it comes first.)
-        names = set(COUNT_NAMES.values()) - (
-            {'receipts'} if values.get('schema_version') == 2 else set())
-        if min(counts.values(), default=0) < 0 or set(counts) != names:
+        names = _COUNTED_BY_VERSION.get(values.get('schema_version'), set())
+        if min(counts.values(), default=0) < 0 or set(counts) - {'pending'} != names:
             raise ValueError('header counts are missing or malformed')
         return counts
 

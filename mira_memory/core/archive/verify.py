@@ -21,6 +21,12 @@ Everything is read through one read-only snapshot connection (archive's,
 like backup and export), so the database's bytes stay exactly as they were
 and the node keeps writing meanwhile. Findings are handed to on_finding one
 at a time, so a million-memory store is verified in constant memory.
+
+When no memory is named, the refused proposals waiting for review (core/review)
+are judged too, each with every rule (1-19) and nothing overridden, and
+handed to on_pending: NOW ADMISSIBLE marks one the running rules would admit
+as it is, so a supervisor sees which refusals a rules change has settled.
+They never make the verify fail: a pending item is not a memory.
 """
 
 import contextlib
@@ -31,7 +37,8 @@ from mira_memory.core.admission import language, rules
 from mira_memory.core.admission.normalize import display_form
 from mira_memory.core.archive import copies
 from mira_memory.core.errors import BackendError, InvalidInputError, NotFoundError
-from mira_memory.core.store import reads, records
+from mira_memory.core.review import decisions
+from mira_memory.core.store import pending, reads, records
 
 OK = 'ok'
 WOULD_REJECT = 'would_reject'
@@ -88,6 +95,50 @@ class Finding:
 
 
 @dataclass(frozen=True)
+class PendingFinding:
+    """What the running rules say of one pending item now (decisions.assess)."""
+
+    pending_id: int
+    status: str  # decisions.ADMISSIBLE, STILL_REFUSED or ALREADY_STORED
+    # The refusal it was kept for.
+    refused_reason: str
+    refused_rule: str
+    # STILL_REFUSED: the reason and rule that refuse it now.
+    reason: str = ''
+    rule: str = ''
+    # STILL_REFUSED by a conflict: its slot's memories; ALREADY_STORED: the memory.
+    memory_ids: tuple = ()
+
+    def line(self):
+        """Return the console's line for this item."""
+        name = records.format_pending_id(self.pending_id)
+        was = f'(kept for {self.refused_reason} ({self.refused_rule}))'
+        if self.status == decisions.ADMISSIBLE:
+            return f'{name} NOW ADMISSIBLE {was}'
+        if self.status == decisions.ALREADY_STORED:
+            return f'{name} ALREADY STORED as {_memories(self.memory_ids)} {was}'
+        text = f'{name} STILL REFUSED {self.reason} ({self.rule})'
+        if self.memory_ids:
+            text += f' with {_memories(self.memory_ids)}'
+        return text
+
+    def as_json(self):
+        """Return the item's judgment as a JSON-ready dict."""
+        record = {'pending_id': records.format_pending_id(self.pending_id),
+                  'status': self.status, 'refused_reason': self.refused_reason,
+                  'refused_rule': self.refused_rule}
+        if self.reason:
+            record.update(reason=self.reason, rule=self.rule)
+        if self.memory_ids:
+            record['memory_ids'] = [records.format_memory_id(i) for i in self.memory_ids]
+        return record
+
+
+def _memories(memory_ids):
+    return ' '.join(records.format_memory_id(i) for i in memory_ids)
+
+
+@dataclass(frozen=True)
 class Summary:
     """The counts of one verify, and the rules it judged with."""
 
@@ -101,6 +152,9 @@ class Summary:
     other_rules: int
     rules_version: str
     rules_digest: str
+    # Pending items judged (no memory named), and those now admissible.
+    pending_judged: int = 0
+    pending_now_admissible: int = 0
 
     @property
     def all_ok(self):
@@ -118,12 +172,21 @@ class Summary:
         return (text + f' (rules {self.rules_version}+{self.rules_digest}; '
                 f'{self.other_rules} admitted under other rules)')
 
+    def pending_line(self):
+        """Return the pending items' summary line, or '' when none was judged."""
+        if not self.pending_judged:
+            return ''
+        return (f'judged {self.pending_judged} pending review items: '
+                f'{self.pending_now_admissible} now admissible')
+
     def as_json(self):
         """Return the counts as a JSON-ready dict."""
         return {'judged': self.judged, 'ok': self.ok, 'would_reject': self.would_reject,
                 'no_receipt': self.no_receipt, 'mismatch': self.mismatch,
                 'not_judged': self.not_judged, 'other_rules': self.other_rules,
-                'rules_version': self.rules_version, 'rules_digest': self.rules_digest}
+                'rules_version': self.rules_version, 'rules_digest': self.rules_digest,
+                'pending_judged': self.pending_judged,
+                'pending_now_admissible': self.pending_now_admissible}
 
 
 class _SnapshotReads:
@@ -140,20 +203,23 @@ def _never():
     return False
 
 
-def verify(source, memory_ids=(), *, on_finding=None, should_stop=_never):
+def verify(source, memory_ids=(), *, on_finding=None, should_stop=_never, on_pending=None):
     """
     Judge the memories of the database at source again; return the Summary.
 
     memory_ids: the memories to judge (ints); none means every active
-    operator_statement memory. An id that does not exist raises
-    NotFoundError before anything is judged. on_finding(Finding) is called
-    for each memory that is not OK, in id order. should_stop as for backup
-    (CopyStoppedError). Never writes.
+    operator_statement memory, and then every pending item too
+    (on_pending(PendingFinding) for each, in id order). An id that does not
+    exist raises NotFoundError before anything is judged. on_finding(Finding)
+    is called for each memory that is not OK, in id order. should_stop as
+    for backup (CopyStoppedError). Never writes.
     """
     version, digest = language.RULES_VERSION, language.rules_digest()
     counts = dict.fromkeys((OK, WOULD_REJECT, NO_RECEIPT, MISMATCH, NOT_JUDGED), 0)
     other_rules = 0
     on_finding = on_finding or (lambda finding: None)
+    on_pending = on_pending or (lambda finding: None)
+    pending_counts = {'judged': 0, 'admissible': 0}
     wanted = sorted(set(memory_ids))
     with _failures(should_stop):
         with copies.read_snapshot(source, should_stop) as conn:
@@ -174,9 +240,25 @@ def verify(source, memory_ids=(), *, on_finding=None, should_stop=_never):
                     other_rules += 1
                 if finding is not None:
                     on_finding(finding)
+            if not wanted:
+                for found in _judge_pending(conn, should_stop):
+                    pending_counts['judged'] += 1
+                    pending_counts['admissible'] += found.status == decisions.ADMISSIBLE
+                    on_pending(found)
     judged = counts[OK] + counts[WOULD_REJECT] + counts[NO_RECEIPT] + counts[MISMATCH]
     return Summary(judged, counts[OK], counts[WOULD_REJECT], counts[NO_RECEIPT],
-                   counts[MISMATCH], counts[NOT_JUDGED], other_rules, version, digest)
+                   counts[MISMATCH], counts[NOT_JUDGED], other_rules, version, digest,
+                   pending_counts['judged'], pending_counts['admissible'])
+
+
+def _judge_pending(conn, should_stop):
+    """Yield the PendingFinding of every waiting item, in id order (the queue is bounded)."""
+    for number, item in enumerate(pending.items(conn, -1)):
+        if number % STOP_CHECK_MEMORIES == 0 and should_stop():
+            raise copies.CopyStoppedError('verify stopped before it was complete')
+        now = decisions.assess(conn, item)
+        yield PendingFinding(item.id, now.status, item.reason, item.rule, now.reason, now.rule,
+                             now.memory_ids)
 
 
 def _rows(conn, wanted):

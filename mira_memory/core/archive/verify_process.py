@@ -51,15 +51,17 @@ def _never():
     return False
 
 
-def run(source, memory_ids=(), *, on_finding=None, should_stop=_never):
+def run(source, memory_ids=(), *, on_finding=None, should_stop=_never, on_pending=None):
     """
     Verify the database at source in a child process; return verify.Summary.
 
     Same contract as core.verify.verify: on_finding(Finding) per memory that
-    is not OK, in id order; NotFoundError for an id that does not exist;
-    CopyStoppedError when should_stop() turns True (the child is killed).
+    is not OK, in id order; on_pending(PendingFinding) per pending item;
+    NotFoundError for an id that does not exist; CopyStoppedError when
+    should_stop() turns True (the child is killed).
     """
     on_finding = on_finding or (lambda finding: None)
+    on_pending = on_pending or (lambda finding: None)
     argv = [sys.executable, '-m', 'mira_memory.core.archive.verify_process',
             '--database', str(source), '--rules-digest', language.rules_digest(),
             *(str(i) for i in memory_ids)]
@@ -73,6 +75,11 @@ def run(source, memory_ids=(), *, on_finding=None, should_stop=_never):
         for message in _messages(child, should_stop):
             if 'finding' in message:
                 on_finding(verify.Finding(**message['finding']))
+                continue
+            if 'pending' in message:
+                found = message['pending']
+                on_pending(verify.PendingFinding(**dict(
+                    found, memory_ids=tuple(found['memory_ids']))))
                 continue
             answered = True
             if 'summary' in message:
@@ -134,6 +141,9 @@ def main(argv=None):
     def finding(found):
         send({'finding': dataclasses.asdict(found)})
 
+    def pending(found):
+        send({'pending': dataclasses.asdict(found)})
+
     try:
         if language.rules_digest() != args.rules_digest:
             raise BackendError(
@@ -141,7 +151,7 @@ def main(argv=None):
                 f'(node {args.rules_digest}, on disk {language.rules_digest()}); restart the '
                 'node to verify with the rules it admits with')
         summary = verify.verify(args.database, args.memory_ids, on_finding=finding,
-                                should_stop=lambda: os.getppid() != parent)
+                                should_stop=lambda: os.getppid() != parent, on_pending=pending)
     except NotFoundError as error:
         send({'error': 'not_found', 'message': str(error)})
     except InvalidInputError as error:

@@ -7,12 +7,14 @@ separate tables (schema.py). Every write is one BEGIN IMMEDIATE transaction
 that rolls back completely on any error. Names and aliases resolve only by
 exact normalized keys (see normalize.py).
 
-MemoryStore is a small facade over four modules, one per job, so that each
+MemoryStore is a small facade over five modules, one per job, so that each
 can be read alone:
 - records.py: the record types, ids and field rules (no SQL);
 - transaction.py: the connections, durable transactions, write generations;
 - reads.py: the queries (also run inside a write and by verify);
-- writes.py: the writes, and admission's WriteTransaction.
+- writes.py: the writes, admission's WriteTransaction and review's
+  ReviewTransaction;
+- pending.py: the queue of refused proposals kept for review, as SQL.
 It opens the file (checking it before anything could change it), composes
 them, and keeps the readers it opened. The names the node, the console and
 the tests use are re-exported here (__all__).
@@ -20,25 +22,29 @@ the tests use are re-exported here (__all__).
 
 import pathlib
 
-from mira_memory.core.errors import BackendError, BusyError, DuplicateAliasError
-from mira_memory.core.errors import InvalidInputError, NotFoundError, StoreError
+from mira_memory.core.errors import BackendError, BusyError, ClosedError, DuplicateAliasError
+from mira_memory.core.errors import InvalidInputError, NotFoundError, RefusedError, StoreError
 from mira_memory.core.errors import TargetExistsError, UnsupportedDatabaseError
 from mira_memory.core.store import private_files, reads, schema, transaction, writes
 from mira_memory.core.store.reads import MemoryReader
+from mira_memory.core.store.records import ClosedPending, format_pending_id, parse_pending_id
 from mira_memory.core.store.records import Entity, ForgetPlan, format_entity_id, format_memory_id
 from mira_memory.core.store.records import Link, MEDIA_TYPE_TEXT, Memory, NewMemory
 from mira_memory.core.store.records import parse_entity_id, parse_memory_id, Payload, Receipt
+from mira_memory.core.store.records import PendingItem, SOURCE_SUPERVISED_STATEMENT
 from mira_memory.core.store.records import SOURCE_CONSOLE, SOURCE_OPERATOR_STATEMENT
 from mira_memory.core.store.records import STATUS_ACTIVE, STATUS_RETIRED
-from mira_memory.core.store.writes import WriteTransaction
+from mira_memory.core.store.writes import ReviewTransaction, WriteTransaction
 
 __all__ = [
-    'BackendError', 'BusyError', 'DuplicateAliasError', 'Entity', 'ForgetPlan',
-    'format_entity_id', 'format_memory_id', 'InvalidInputError', 'Link', 'MEDIA_TYPE_TEXT',
-    'Memory', 'MemoryReader', 'MemoryStore', 'NewMemory', 'NotFoundError', 'parse_entity_id',
-    'parse_memory_id', 'Payload', 'Receipt', 'SOURCE_CONSOLE', 'SOURCE_OPERATOR_STATEMENT',
-    'STATUS_ACTIVE', 'STATUS_RETIRED', 'StoreError', 'TargetExistsError',
-    'UnsupportedDatabaseError', 'WriteTransaction',
+    'BackendError', 'BusyError', 'ClosedError', 'ClosedPending', 'DuplicateAliasError', 'Entity',
+    'ForgetPlan', 'format_entity_id', 'format_memory_id', 'format_pending_id',
+    'InvalidInputError', 'Link', 'MEDIA_TYPE_TEXT', 'Memory', 'MemoryReader', 'MemoryStore',
+    'NewMemory', 'NotFoundError', 'parse_entity_id', 'parse_memory_id', 'parse_pending_id',
+    'Payload', 'PendingItem', 'Receipt', 'RefusedError', 'ReviewTransaction', 'SOURCE_CONSOLE',
+    'SOURCE_OPERATOR_STATEMENT', 'SOURCE_SUPERVISED_STATEMENT', 'STATUS_ACTIVE',
+    'STATUS_RETIRED', 'StoreError', 'TargetExistsError', 'UnsupportedDatabaseError',
+    'WriteTransaction',
 ]
 
 
@@ -166,22 +172,43 @@ class MemoryStore(reads.Reads):
         """
         Remove one memory with its links and payloads (apply=False: only report).
 
-        The removal is one transaction; then the WAL is checkpointed and
-        truncated, so with secure_delete no copy of the text stays in any
-        database file. Returns the ForgetPlan.
+        Pending items that name it (they conflict with it, or their evidence
+        is its text) go with it. The removal is one transaction; then the WAL
+        is checkpointed and truncated, so with secure_delete no copy of the
+        text stays in any database file. Returns the ForgetPlan.
         """
-        return writes.forget_memory(self._connection, memory_id, apply=apply)
+        return writes.forget_memory(self._connection, self._clock, memory_id, apply=apply)
 
     def forget_entity(self, entity_id, *, apply):
         """
         Remove an entity, its aliases and every memory linked to it in any role.
 
         Those memories go with all their links (to other entities too) and
-        payloads; one transaction, then the WAL is truncated as in
+        payloads, and so do the pending items that name the entity (as
+        subject or related entity, by its name or an alias) or those
+        memories; one transaction, then the WAL is truncated as in
         forget_memory. apply=False only reports. Returns the ForgetPlan.
         """
-        return writes.forget_entity(self._connection, entity_id, apply=apply)
+        return writes.forget_entity(self._connection, self._clock, entity_id, apply=apply)
 
     def write(self):
         """Return a context manager holding one BEGIN IMMEDIATE transaction."""
         return WriteTransaction(self._connection, self._clock)
+
+    def review(self):
+        """Return a ReviewTransaction: a write transaction with what a review writes."""
+        return ReviewTransaction(self._connection, self._clock)
+
+    def keep_pending(self, values, *, max_age, max_items):
+        """
+        Keep a refused proposal for review; return (pending id, True when new).
+
+        values: records.PENDING_COLUMNS after id and created_at. Committed
+        without its own fsync (writes.keep_pending, core/review: why).
+        """
+        return writes.keep_pending(self._connection, self._clock, values, max_age=max_age,
+                                   max_items=max_items)
+
+    def expire_pending(self, max_age):
+        """Close the pending items older than max_age (a timedelta); return how many."""
+        return writes.expire_pending(self._connection, self._clock, max_age)

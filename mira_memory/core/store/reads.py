@@ -11,7 +11,7 @@ queries are module constants so that tests can EXPLAIN exactly what runs.
 
 from mira_memory.core.admission.normalize import normalize_token
 from mira_memory.core.errors import NotFoundError
-from mira_memory.core.store import transaction
+from mira_memory.core.store import pending, transaction
 from mira_memory.core.store.records import Entity, format_entity_id, format_memory_id, Link
 from mira_memory.core.store.records import Memory, name_forms, normalized, Payload, positive_id
 from mira_memory.core.store.records import Receipt, RECEIPT_COLUMNS, sql_limit
@@ -83,14 +83,23 @@ VERIFY_MEMORIES_SQL = (
     ' FROM memories AS m LEFT JOIN receipts AS r ON r.memory_id = m.id'
     " WHERE m.source_kind = 'operator_statement' AND m.status = 'active'"
     ' ORDER BY m.id' % ', '.join('r.' + column for column in RECEIPT_COLUMNS))
-# Receipts of active memories made under other rules than (:version, :digest),
-# and active operator_statement memories without a receipt.
+# Receipts of active remembered memories made under other rules than
+# (:version, :digest), and active operator_statement memories without a
+# receipt. (A supervised memory is a person's decision: verify does not judge it.)
 RECEIPT_RULES_COUNTS_SQL = (
     'SELECT (SELECT count(*) FROM receipts AS r JOIN memories AS m ON m.id = r.memory_id'
-    "  WHERE m.status = 'active' AND (r.rules_version <> :version OR r.rules_digest <> :digest)),"
+    "  WHERE m.status = 'active' AND m.source_kind = 'operator_statement'"
+    '  AND (r.rules_version <> :version OR r.rules_digest <> :digest)),'
     ' (SELECT count(*) FROM memories AS m'
     "  WHERE m.source_kind = 'operator_statement' AND m.status = 'active'"
     '  AND NOT EXISTS (SELECT 1 FROM receipts AS r WHERE r.memory_id = m.id))')
+
+
+# memory show's chain: what replaced a memory, and what it replaced.
+SUPERSEDED_BY_SQL = 'SELECT new_memory_id FROM supersessions WHERE old_memory_id = :memory_id'
+SUPERSEDES_SQL = (
+    'SELECT old_memory_id FROM supersessions WHERE new_memory_id = :memory_id'
+    ' ORDER BY old_memory_id')
 
 
 def _load_entities(rows, alias_rows):
@@ -198,6 +207,15 @@ class Reads:
         """Close the connection; closing again is a no-op."""
         self._connection.close()
 
+    def snapshot(self):
+        """
+        Return a context manager: the sqlite3 connection inside one read snapshot.
+
+        For core modules that read with this module's queries themselves
+        (core/review's assess): everything they read is one consistent state.
+        """
+        return self._connection.snapshot('snapshot')
+
     def find_entities(self, name, *, limit=None, with_aliases=True):
         """Return entities whose canonical name or alias key equals name's key."""
         with self._connection.snapshot('find_entities') as conn:
@@ -223,6 +241,25 @@ class Reads:
         with self._connection.snapshot('get_receipt') as conn:
             row = conn.execute(RECEIPT_SQL, params).fetchone()
         return None if row is None else Receipt(*row)
+
+    def supersessions(self, memory_id):
+        """Return (the memory that superseded it or None, the memories it superseded)."""
+        params = {'memory_id': positive_id(memory_id, 'memory id')}
+        with self._connection.snapshot('supersessions') as conn:
+            row = conn.execute(SUPERSEDED_BY_SQL, params).fetchone()
+            older = tuple(r[0] for r in conn.execute(SUPERSEDES_SQL, params))
+        return (None if row is None else row[0]), older
+
+    def pending_items(self, limit):
+        """Return (the first limit waiting PendingItems, (waiting, dropped, expired))."""
+        with self._connection.snapshot('pending_items') as conn:
+            return pending.items(conn, limit), pending.counts(conn)
+
+    def pending_item(self, pending_id):
+        """Return (the waiting PendingItem or None, its ClosedPending or None)."""
+        pending_id = positive_id(pending_id, 'pending id')
+        with self._connection.snapshot('pending_item') as conn:
+            return pending.item(conn, pending_id), pending.closed(conn, pending_id)
 
     def receipt_rules_counts(self, rules_version, rules_digest):
         """

@@ -23,6 +23,14 @@ from mira_memory.core.errors import InvalidInputError
 
 MEMORY_KINDS = ('fact', 'preference', 'relationship', 'observation', 'event')
 SOURCE_OPERATOR_STATEMENT = 'operator_statement'
+# The operator's statement, refused by the rules and accepted by a person at
+# review (core/review); its receipt names the person and the refusal.
+SOURCE_SUPERVISED_STATEMENT = 'supervised_statement'
+# Only the runtime writes these (remember, review, archive's import): never `memory add`.
+RUNTIME_SOURCES = {
+    SOURCE_OPERATOR_STATEMENT: 'remember admission',
+    SOURCE_SUPERVISED_STATEMENT: 'supervised review',
+}
 SOURCE_CONSOLE = 'console'
 STATUS_ACTIVE = 'active'
 STATUS_RETIRED = 'retired'
@@ -39,12 +47,24 @@ _ERROR_TEXT_LIMIT = 60
 
 _ENTITY_ID_PATTERN = re.compile(r'ENT([1-9][0-9]*)')
 _MEMORY_ID_PATTERN = re.compile(r'MEM([1-9][0-9]*)')
+_PENDING_ID_PATTERN = re.compile(r'P([1-9][0-9]*)')
 
+# The review columns of a receipt (schema version 4): NULL unless a person accepted it.
+REVIEW_COLUMNS = (
+    'review_action', 'reviewed_by', 'pending_id', 'refused_at', 'refused_reason',
+    'refused_rule', 'refused_explanation')
 # A receipt's columns in table order (schema.py); Receipt has the same fields.
 RECEIPT_COLUMNS = (
     'memory_id', 'utterance', 'episode_id', 'turn_id', 'kind', 'subject', 'predicate', 'value',
     'related_entity', 'related_role', 'evidence', 'robot_profile', 'rules_version',
-    'rules_digest', 'rules_ran', 'subject_entity_id', 'related_entity_id', 'created_at')
+    'rules_digest', 'rules_ran', 'subject_entity_id', 'related_entity_id', 'created_at',
+    *REVIEW_COLUMNS)
+# A pending item's columns in table order (schema.py); PendingItem has the same fields.
+PENDING_COLUMNS = (
+    'id', 'request_digest', 'created_at', 'episode_id', 'turn_id', 'utterance', 'kind',
+    'subject', 'predicate', 'value', 'related_entity', 'related_role', 'evidence',
+    'robot_profile', 'reason', 'rule', 'explanation', 'conflicting_memory_ids',
+    'rules_version', 'rules_digest')
 
 
 def excerpt(text):
@@ -80,6 +100,16 @@ def parse_entity_id(text):
 def parse_memory_id(text):
     """Parse MEM<n> (n >= 1, no sign, no leading zero) into n."""
     return _parse_id(text, _MEMORY_ID_PATTERN, 'memory')
+
+
+def format_pending_id(n):
+    """Render a pending item's primary key as P<n>."""
+    return 'P%d' % n
+
+
+def parse_pending_id(text):
+    """Parse P<n> (n >= 1, no sign, no leading zero) into n."""
+    return _parse_id(text, _PENDING_ID_PATTERN, 'pending item')
 
 
 @dataclass(frozen=True)
@@ -163,6 +193,61 @@ class Receipt:
     subject_entity_id: int
     related_entity_id: int | None
     created_at: str
+    # A memory a person accepted at review (source supervised_statement):
+    # how (schema.REVIEW_ACTIONS), by whom, which pending item, and when and
+    # why the rules had refused it. All None for a memory the rules admitted.
+    review_action: str | None = None
+    reviewed_by: str | None = None
+    pending_id: int | None = None
+    refused_at: str | None = None
+    refused_reason: str | None = None
+    refused_rule: str | None = None
+    refused_explanation: str | None = None
+
+
+@dataclass(frozen=True)
+class PendingItem:
+    """
+    A refused proposal kept for review (schema.py, table pending).
+
+    What the rules read and what they answered: the operator turn as heard,
+    the proposal as sent (related fields None when absent), the robot
+    profile, the refusal (reason, rule number, explanation, the conflicting
+    memory ids) and the rules that refused it. request_digest identifies the
+    utterance and proposal (the same one is kept once).
+    """
+
+    id: int  # noqa: A003 (public API field name)
+    request_digest: str
+    created_at: str
+    episode_id: str
+    turn_id: str
+    utterance: str
+    kind: str
+    subject: str
+    predicate: str
+    value: str
+    related_entity: str | None
+    related_role: str | None
+    evidence: str
+    robot_profile: str
+    reason: str
+    rule: str
+    explanation: str
+    conflicting_memory_ids: tuple
+    rules_version: str
+    rules_digest: str
+
+
+@dataclass(frozen=True)
+class ClosedPending:
+    """What became of a pending item that left the queue (no text of it is kept)."""
+
+    pending_id: int
+    outcome: str  # schema.CLOSED_OUTCOMES
+    memory_id: int | None  # accepted, superseded: the memory written (or already stored)
+    closed_at: str
+    closed_by: str
 
 
 @dataclass(frozen=True)
@@ -175,6 +260,8 @@ class ForgetPlan:
     link_count: int
     payload_count: int
     applied: bool
+    # Pending items that name the entity or memory (core/store/pending.py).
+    pending_ids: tuple = ()
 
 
 @dataclass(frozen=True)
@@ -267,8 +354,9 @@ def prepare_memory(new, allow_runtime_source):
     """
     Check a NewMemory and return it as the PreparedMemory the store would write.
 
-    source_kind operator_statement is refused unless allow_runtime_source
-    (remember admission and archive's import).
+    The runtime's source kinds (operator_statement, supervised_statement)
+    are refused unless allow_runtime_source (remember admission, review and
+    archive's import).
     """
     if not isinstance(new, NewMemory):
         raise InvalidInputError('a memory to write must be a NewMemory')
@@ -276,9 +364,9 @@ def prepare_memory(new, allow_runtime_source):
     if kind not in MEMORY_KINDS:
         raise InvalidInputError('kind must be one of %s' % ', '.join(MEMORY_KINDS))
     source_kind = normalized(normalize_token, new.source_kind, 'source_kind')
-    if source_kind == SOURCE_OPERATOR_STATEMENT and not allow_runtime_source:
+    if source_kind in RUNTIME_SOURCES and not allow_runtime_source:
         raise InvalidInputError(
-            'source_kind operator_statement is reserved for remember admission')
+            'source_kind %s is reserved for %s' % (source_kind, RUNTIME_SOURCES[source_kind]))
     value = value_key = None
     if new.value is not None:
         value = normalized(display_form, new.value, 'value')

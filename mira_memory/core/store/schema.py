@@ -1,6 +1,21 @@
 # SPDX-License-Identifier: Apache-2.0
 """
-The store's SQLite schema (version 3), how a file is classified, and the migrations.
+The store's SQLite schema (version 4), how a file is classified, and the migrations.
+
+Version 4 adds supervised review (docs/review.md):
+- `pending`: the proposals remember refused for a reason a person can judge,
+  kept for review (bounded, expiring, private): the proposal, the utterance
+  and turn ids, the robot profile, the refusal (reason, rule, explanation,
+  conflicting memory ids) and the rules that refused it;
+- `pending_closed`: what became of each item that left the queue (accepted,
+  superseded, dismissed, expired, dropped, forgotten), without its text, so
+  a late accept gets a clear answer;
+- `pending_counts`: one row, the items dropped (the queue was full) and
+  expired since the database was made;
+- `supersessions`: which memory a supervised memory replaced;
+- receipts gain the review columns: who accepted the proposal and when,
+  how, and why the rules had refused it (all NULL for a memory the rules
+  admitted).
 
 Version 3 adds one table to version 2: `receipts`, one row per memory that
 remember admitted (source operator_statement), keyed by the memory's id: the
@@ -24,7 +39,7 @@ import sqlite3
 
 from mira_memory.core.errors import BackendError, UnsupportedDatabaseError
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 MIGRATE_COMMAND = 'ros2 run mira_memory memory_migrate --database %s'
 
 _TIMESTAMP_GLOB = (
@@ -119,7 +134,71 @@ _TABLES = {
         rules_ran TEXT NOT NULL CHECK (rules_ran <> ''),
         subject_entity_id INTEGER NOT NULL CHECK (subject_entity_id > 0),
         related_entity_id INTEGER CHECK (related_entity_id IS NULL OR related_entity_id > 0),
-        created_at TEXT NOT NULL CHECK (created_at GLOB {ts})
+        created_at TEXT NOT NULL CHECK (created_at GLOB {ts}),
+        review_action TEXT CHECK (
+            review_action IS NULL OR review_action IN ({review_actions})),
+        reviewed_by TEXT CHECK (reviewed_by IS NULL OR reviewed_by <> ''),
+        pending_id INTEGER CHECK (pending_id IS NULL OR pending_id > 0),
+        refused_at TEXT CHECK (refused_at IS NULL OR refused_at GLOB {ts}),
+        refused_reason TEXT CHECK (refused_reason IS NULL OR refused_reason <> ''),
+        refused_rule TEXT CHECK (refused_rule IS NULL OR refused_rule <> ''),
+        refused_explanation TEXT CHECK (
+            refused_explanation IS NULL OR refused_explanation <> ''),
+        CHECK ((review_action IS NULL) = (reviewed_by IS NULL)
+            AND (review_action IS NULL) = (pending_id IS NULL)
+            AND (review_action IS NULL) = (refused_at IS NULL)
+            AND (review_action IS NULL) = (refused_reason IS NULL)
+            AND (review_action IS NULL) = (refused_rule IS NULL)
+            AND (review_action IS NULL) = (refused_explanation IS NULL))
+    )
+    """,
+    'supersessions': """
+    CREATE TABLE supersessions (
+        old_memory_id INTEGER PRIMARY KEY REFERENCES memories (id),
+        new_memory_id INTEGER NOT NULL REFERENCES memories (id),
+        created_at TEXT NOT NULL CHECK (created_at GLOB {ts}),
+        CHECK (old_memory_id <> new_memory_id)
+    )
+    """,
+    'pending': """
+    CREATE TABLE pending (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        request_digest TEXT NOT NULL UNIQUE CHECK (length(request_digest) = 64),
+        created_at TEXT NOT NULL CHECK (created_at GLOB {ts}),
+        episode_id TEXT NOT NULL CHECK (episode_id <> ''),
+        turn_id TEXT NOT NULL CHECK (turn_id <> ''),
+        utterance TEXT NOT NULL CHECK (utterance <> ''),
+        kind TEXT NOT NULL CHECK (kind <> ''),
+        subject TEXT NOT NULL CHECK (subject <> ''),
+        predicate TEXT NOT NULL CHECK (predicate <> ''),
+        value TEXT NOT NULL CHECK (value <> ''),
+        related_entity TEXT CHECK (related_entity IS NULL OR related_entity <> ''),
+        related_role TEXT CHECK (related_role IS NULL OR related_role <> ''),
+        evidence TEXT NOT NULL CHECK (evidence <> ''),
+        robot_profile TEXT NOT NULL,
+        reason TEXT NOT NULL CHECK (reason IN ({pending_reasons})),
+        rule TEXT NOT NULL CHECK (rule <> ''),
+        explanation TEXT NOT NULL CHECK (explanation <> ''),
+        conflicting_memory_ids TEXT NOT NULL CHECK (
+            conflicting_memory_ids NOT GLOB '*[^0-9 ]*'),
+        rules_version TEXT NOT NULL CHECK (rules_version <> ''),
+        rules_digest TEXT NOT NULL CHECK (rules_digest <> '')
+    )
+    """,
+    'pending_closed': """
+    CREATE TABLE pending_closed (
+        pending_id INTEGER PRIMARY KEY CHECK (pending_id > 0),
+        outcome TEXT NOT NULL CHECK (outcome IN ({closed_outcomes})),
+        memory_id INTEGER CHECK (memory_id IS NULL OR memory_id > 0),
+        closed_at TEXT NOT NULL CHECK (closed_at GLOB {ts}),
+        closed_by TEXT NOT NULL CHECK (closed_by <> '')
+    )
+    """,
+    'pending_counts': """
+    CREATE TABLE pending_counts (
+        id INTEGER PRIMARY KEY CHECK (id = 1),
+        dropped INTEGER NOT NULL CHECK (dropped >= 0),
+        expired INTEGER NOT NULL CHECK (expired >= 0)
     )
     """,
 }
@@ -140,18 +219,60 @@ _INDEXES = {
     # The node counts the receipts of other rules than its own at startup.
     'receipts': (
         'CREATE INDEX receipts_rules ON receipts (rules_version, rules_digest)',),
+    # memory show finds what a memory superseded; forget finds both ends.
+    'supersessions': (
+        'CREATE INDEX supersessions_new ON supersessions (new_memory_id)',),
+    # pending has only its digest's (UNIQUE): expiry reads the bounded queue
+    # (pending_max rows) a few times a minute, while every kept refusal would
+    # write one more index twice (store/pending.py).
+    'pending': (),
+    # pending_closed has none: it is trimmed by its primary key, and by age
+    # only now and then (store/pending.py), so every close writes one page less.
+    'pending_closed': (),
+    'pending_counts': (),
 }
 
-SCHEMA_TABLES = ('entities', 'aliases', 'memories', 'memory_links', 'payloads', 'receipts')
-# The tables of version 2 (version 3 added receipts).
+SCHEMA_TABLES = ('entities', 'aliases', 'memories', 'memory_links', 'payloads', 'receipts',
+                 'supersessions', 'pending', 'pending_closed', 'pending_counts')
+# The tables of version 2 (version 3 added receipts) and of version 3 (4 added the rest).
 _V2_TABLES = ('entities', 'aliases', 'memories', 'memory_links', 'payloads')
+_V3_TABLES = _V2_TABLES + ('receipts',)
 # The tables whose ids are rendered or exported: AUTOINCREMENT keeps them unique forever.
-ID_TABLES = ('entities', 'aliases', 'memories', 'payloads')
+ID_TABLES = ('entities', 'aliases', 'memories', 'payloads', 'pending')
+
+# The values the CHECK constraints allow (core/review says what each means).
+REVIEW_ACTIONS = ('accept', 'accept_new_entity', 'supersede')
+PENDING_REASONS = (
+    'evidence_not_in_utterance', 'subject_not_supported', 'value_not_supported',
+    'invalid_proposal', 'subject_not_found', 'related_entity_not_found', 'conflict')
+CLOSED_OUTCOMES = ('accepted', 'superseded', 'dismissed', 'expired', 'dropped', 'forgotten')
+# The receipt columns of version 3, in table order (version 4 appended the review ones).
+V3_RECEIPT_COLUMNS = (
+    'memory_id, utterance, episode_id, turn_id, kind, subject, predicate, value,'
+    ' related_entity, related_role, evidence, robot_profile, rules_version, rules_digest,'
+    ' rules_ran, subject_entity_id, related_entity_id, created_at')
+
+
+def _sql_list(values):
+    return ', '.join("'%s'" % value for value in values)
+
+
+def _table_sql(table, name=None):
+    """Return the CREATE TABLE statement of a table (under another name when given)."""
+    statement = _TABLES[table].format(
+        ts=_TIMESTAMP_GLOB, review_actions=_sql_list(REVIEW_ACTIONS),
+        pending_reasons=_sql_list(PENDING_REASONS), closed_outcomes=_sql_list(CLOSED_OUTCOMES))
+    if name is not None:
+        statement = statement.replace('CREATE TABLE %s (' % table, 'CREATE TABLE %s (' % name, 1)
+    return statement
+
 
 SCHEMA_STATEMENTS = tuple(
     statement
     for table in SCHEMA_TABLES
-    for statement in (_TABLES[table].format(ts=_TIMESTAMP_GLOB), *_INDEXES[table]))
+    for statement in (_table_sql(table), *_INDEXES[table]))
+# The one row of pending_counts, written with the schema.
+_PENDING_COUNTS_ROW = 'INSERT INTO pending_counts (id, dropped, expired) VALUES (1, 0, 0)'
 
 # Version 1 columns in version 2 order; the two retirement columns start NULL.
 _V1_COLUMNS = {
@@ -168,6 +289,7 @@ def create_schema(conn):
     """Create every table and index of the current version in an empty database."""
     for statement in SCHEMA_STATEMENTS:
         conn.execute(statement)
+    conn.execute(_PENDING_COUNTS_ROW)
     conn.execute('PRAGMA user_version = %d' % SCHEMA_VERSION)
 
 
@@ -177,7 +299,7 @@ def _names(conn):
 
 
 def _require_tables(conn, version):
-    tables = SCHEMA_TABLES if version >= 3 else _V2_TABLES
+    tables = _V2_TABLES if version <= 2 else _V3_TABLES if version == 3 else SCHEMA_TABLES
     missing = [table for table in tables if table not in _names(conn)]
     if missing:
         raise UnsupportedDatabaseError(
@@ -187,10 +309,10 @@ def _require_tables(conn, version):
 
 def schema_state(conn, path=None):
     """
-    Classify an open database as 'empty' or 'current' (version 3).
+    Classify an open database as 'empty' or 'current' (version 4).
 
-    Raises UnsupportedDatabaseError for anything else; for a version 1 or 2
-    file the message names the migration command.
+    Raises UnsupportedDatabaseError for anything else; for a version 1, 2 or
+    3 file the message names the migration command.
     """
     version = conn.execute('PRAGMA user_version').fetchone()[0]
     names = _names(conn)
@@ -256,7 +378,7 @@ def _read_only(path, read):
 
 
 def table_counts(conn):
-    """Return {table: row count} of every schema table the file has (receipts: version 3)."""
+    """Return {table: row count} of every schema table the file has (receipts: version 3, ...)."""
     names = _names(conn)
     return {table: conn.execute('SELECT count(*) FROM %s' % table).fetchone()[0]
             for table in SCHEMA_TABLES if table in names}
@@ -272,20 +394,24 @@ def check_integrity(conn):
 
 
 # The versions memory_migrate upgrades to SCHEMA_VERSION.
-MIGRATES_FROM = (1, 2)
+MIGRATES_FROM = (1, 2, 3)
+# What migrate adds: tables new in version 4 start empty, pending_counts with its one row.
+_ADDED_ROWS = {'supersessions': 0, 'pending': 0, 'pending_closed': 0, 'pending_counts': 1}
 
 
 def migrate(conn):
     """
-    Upgrade a version 1 or 2 database to version 3 in one transaction; return (from, counts).
+    Upgrade a version 1, 2 or 3 database to version 4 in one transaction; return (from, counts).
 
     conn must be a read-write connection with no open transaction. A
-    version 1 file is rebuilt as version 2 first (_v1_to_v2), then the
-    receipts table is added (_v2_to_v3: existing memories get no receipt),
-    all in the same transaction. Every row count is compared with the
-    original, integrity_check and foreign_key_check run before the commit,
-    and any failure rolls everything back. foreign_keys is off during the
-    transaction (version 1's tables are swapped for new ones).
+    version 1 file is rebuilt as version 2 first (_v1_to_v2); a version 2
+    file gets the receipts table (existing memories get no receipt); a
+    version 3 file's receipts table is rebuilt with the review columns
+    (every receipt kept, its review columns NULL); then the version 4 tables
+    are added (_add_v4_tables), all in the same transaction. Every row count
+    is compared with the original, integrity_check and foreign_key_check run
+    before the commit, and any failure rolls everything back. foreign_keys is
+    off during the transaction (tables are swapped for new ones).
     """
     if conn.in_transaction:
         raise BackendError('migration needs a connection with no open transaction')
@@ -297,14 +423,18 @@ def migrate(conn):
             if version not in MIGRATES_FROM:
                 raise UnsupportedDatabaseError(
                     'database schema version is %d, not %s; nothing to migrate'
-                    % (version, ' or '.join(map(str, MIGRATES_FROM))))
+                    % (version, ', '.join(map(str, MIGRATES_FROM))))
             _require_tables(conn, version)
             before = table_counts(conn)
             if version == 1:
                 _v1_to_v2(conn)
-            _v2_to_v3(conn)
+            if version <= 2:
+                _create(conn, 'receipts')
+            else:
+                _rebuild_receipts(conn)
+            _add_v4_tables(conn)
             after = table_counts(conn)
-            if after != dict(before, receipts=0):
+            if after != dict(dict(before, receipts=before.get('receipts', 0)), **_ADDED_ROWS):
                 raise BackendError('row counts changed during migration: %r -> %r'
                                    % (before, after))
             check_integrity(conn)
@@ -319,6 +449,13 @@ def migrate(conn):
     return version, after
 
 
+def _create(conn, table):
+    """Create one table of the current version with its indexes."""
+    conn.execute(_table_sql(table))
+    for statement in _INDEXES[table]:
+        conn.execute(statement)
+
+
 def _v1_to_v2(conn):
     """
     Rebuild the version 1 tables as version 2, inside the caller's transaction.
@@ -327,22 +464,41 @@ def _v1_to_v2(conn):
     order, and swapped in (SQLite's documented way to change a table's
     definition), so every id and every row is kept.
     """
-    for table in ID_TABLES:
-        conn.execute(_TABLES[table].format(ts=_TIMESTAMP_GLOB).replace(
-            'CREATE TABLE %s (' % table, 'CREATE TABLE new_%s (' % table, 1))
+    tables = ('entities', 'aliases', 'memories', 'payloads')
+    for table in tables:
+        conn.execute(_table_sql(table, 'new_' + table))
         conn.execute('INSERT INTO new_%s (%s) SELECT %s FROM %s ORDER BY id'
                      % (table, _V1_COLUMNS[table], _V1_COLUMNS[table], table))
-    for table in ID_TABLES:
+    for table in tables:
         # Dropping a table drops its indexes; they are made again below.
         conn.execute('DROP TABLE %s' % table)
-    for table in ID_TABLES:
+    for table in tables:
         conn.execute('ALTER TABLE new_%s RENAME TO %s' % (table, table))
         for statement in _INDEXES[table]:
             conn.execute(statement)
 
 
-def _v2_to_v3(conn):
-    """Add the receipts table and its index, inside the caller's transaction."""
-    conn.execute(_TABLES['receipts'].format(ts=_TIMESTAMP_GLOB))
+def _rebuild_receipts(conn):
+    """
+    Rebuild version 3's receipts with the review columns (NULL), every row kept.
+
+    The old table steps aside under another name and the new one is made
+    under its own, so its definition is word for word a new database's
+    (a table renamed into place would keep SQLite's quoted name). Nothing
+    refers to receipts, so the rename changes no other table.
+    """
+    conn.execute('ALTER TABLE receipts RENAME TO v3_receipts')
+    conn.execute(_table_sql('receipts'))
+    conn.execute('INSERT INTO receipts (%s) SELECT %s FROM v3_receipts ORDER BY memory_id'
+                 % (V3_RECEIPT_COLUMNS, V3_RECEIPT_COLUMNS))
+    # Its index went along with the rename and goes with it; then the new one's.
+    conn.execute('DROP TABLE v3_receipts')
     for statement in _INDEXES['receipts']:
         conn.execute(statement)
+
+
+def _add_v4_tables(conn):
+    """Add the supervised review tables (version 4), inside the caller's transaction."""
+    for table in ('supersessions', 'pending', 'pending_closed', 'pending_counts'):
+        _create(conn, table)
+    conn.execute(_PENDING_COUNTS_ROW)

@@ -165,7 +165,7 @@ class OwnerConnection(Connection):
         self.writes_stopped = None
 
     @contextlib.contextmanager
-    def atomic(self, *, tracked=False):
+    def atomic(self, *, tracked=False, durable=True):
         """
         Run one BEGIN IMMEDIATE transaction; roll back on any exception.
 
@@ -173,8 +173,12 @@ class OwnerConnection(Connection):
         report their linked entities (touch); otherwise it is recorded as
         changing anything. The record is made however the transaction ends
         (a rolled-back one only costs a cache a refill).
+
+        durable=False commits this one transaction without its own fsync
+        (synchronous NORMAL, then FULL again before anything else runs on the
+        connection): see without_commit_sync.
         """
-        with self.lock:
+        with self.lock, self.without_commit_sync(not durable):
             conn = self.require_open()
             if conn.in_transaction:
                 raise StoreError('a write transaction is already open on this store')
@@ -221,6 +225,38 @@ class OwnerConnection(Connection):
                     is_storage_failure(exc.__cause__) or isinstance(exc.__cause__, OSError)):
                 self.writes_stopped = str(exc)
             raise
+
+    @contextlib.contextmanager
+    def without_commit_sync(self, active=True):
+        """
+        Commit the transactions inside without an fsync of their own (when active).
+
+        Only a kept refusal (core/review) asks for this: the write-ahead log
+        gets its frames, so the commit survives a crash of the process, and
+        the next durable commit or checkpoint syncs them with its own (WAL
+        frames reach the disk in order); a power cut before that may lose
+        them, never anything else. Every other write keeps synchronous FULL.
+        The pragma is read back both ways; if FULL cannot be restored, writes
+        stop as after a storage failure (require_writes), so no later write
+        can be acknowledged without its sync.
+        """
+        if not active:
+            yield
+            return
+        with self.lock:
+            conn = self.require_open()
+            with backend_errors('synchronous'):
+                set_pragma(conn, 'synchronous', 'NORMAL', 1)
+            try:
+                yield
+            finally:
+                try:
+                    with backend_errors('synchronous'):
+                        set_pragma(conn, 'synchronous', 'FULL', 2)
+                except BackendError as exc:
+                    if self.writes_stopped is None:
+                        self.writes_stopped = str(exc)
+                    raise
 
     def touch(self, memory):
         """Record, inside a tracked transaction, the entities a new memory links."""
