@@ -25,11 +25,12 @@ import sqlite3
 
 from mira_memory.core.admission.normalize import display_form, normalize_token
 from mira_memory.core.admission.rules import source_label, TurnContext
+from mira_memory.core.archive.export_layout import COUNT_NAMES, EXPORT_FORMAT
+from mira_memory.core.archive.export_layout import RECORD_FIELDS, RECORD_TYPES
 from mira_memory.core.errors import BackendError, InvalidInputError, StoreError, TargetExistsError
 from mira_memory.core.store import private_files, records, schema, writes
 from mira_memory.core.store.transaction import set_pragma
 
-EXPORT_FORMAT = 'mira_memory export'
 # Pages per backup step: small enough that one step is a few milliseconds of
 # I/O, large enough that a 400 MB store needs no more than a few thousand steps.
 BACKUP_PAGES_PER_STEP = 1024
@@ -38,10 +39,6 @@ BACKUP_PAGES_PER_STEP = 1024
 # takes the GIL from the node's executor thread) runs about 100 times a second.
 STOP_CHECK_INSTRUCTIONS = 1_000_000
 EXPORT_STOP_CHECK_ROWS = 1000
-RECORD_TYPES = ('entity', 'alias', 'memory', 'link', 'payload', 'receipt')
-# Header count names per record type (the store's counts() names).
-COUNT_NAMES = {'entity': 'entities', 'alias': 'aliases', 'memory': 'memories',
-               'link': 'links', 'payload': 'payloads', 'receipt': 'receipts'}
 _SEQUENCE_TABLES = {'entity': 'entities', 'alias': 'aliases', 'memory': 'memories',
                     'payload': 'payloads'}
 _TABLES = dict(_SEQUENCE_TABLES, link='memory_links', receipt='receipts')
@@ -59,16 +56,6 @@ _EXPORT_SQL = {
         ' FROM payloads ORDER BY id'),
     'receipt': 'SELECT %s FROM receipts ORDER BY memory_id'
                % ', '.join(records.RECEIPT_COLUMNS),
-}
-RECORD_FIELDS = {
-    'entity': ('id', 'entity_type', 'canonical_name', 'created_at'),
-    'alias': ('id', 'entity_id', 'alias', 'created_at'),
-    'memory': ('id', 'kind', 'summary', 'predicate', 'value', 'source_kind', 'source_label',
-               'confidence', 'status', 'created_at', 'retired_at', 'retired_reason'),
-    'link': ('memory_id', 'entity_id', 'role'),
-    'payload': ('id', 'memory_id', 'storage', 'media_type', 'text', 'object_ref', 'sha256',
-                'created_at'),
-    'receipt': records.RECEIPT_COLUMNS,
 }
 
 
