@@ -131,8 +131,9 @@ def test_help_lists_every_command():
                   '[--predicate <token>] [--value "<text>"] [--source-kind <token>] '
                   '[--source-label "<text>"] [--confidence <0.0..1.0>]',
                   'memory retire MEM<n> --reason "<text>"', 'memory forget MEM<n>|ENT<n> [--yes]',
-                  'memory backup PATH [--force]', 'memory export PATH [--force]',
-                  'memory verify [MEM<n> ...] [--json]'):
+                  'memory backup PATH [--force] [--no-wait]',
+                  'memory export PATH [--force] [--no-wait]',
+                  'memory verify [MEM<n> ...] [--json] [--no-wait]', 'memory jobs'):
         assert f'  {usage}\n' in out
 
 

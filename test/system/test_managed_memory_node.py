@@ -12,11 +12,12 @@ import hashlib
 import signal
 import sqlite3
 
+from action_goals import ABORTED, finish
 from copy_in_flight import console_process, partial_file_locked, wait_for_backup_in_flight
 from diagnostics_util import diagnostics, values
 from lifecycle_cli import get_state, prepare, set_state
 from memory_services import create_clients, MemoryServices, remember_request
-from mira_memory import srv
+from mira_memory.action import Backup
 from mira_memory.core.admission.rules import Proposal, TurnContext
 from mira_memory.core.archive import copies
 from mira_memory.core.store import ownership
@@ -86,9 +87,10 @@ def assert_refused(services, database):
         answer = services.admin(command, **fields)
         assert (answer.success, answer.error_code) == (False, 'unavailable'), answer
         assert 'only while active' in answer.message
-    backup = services.ros.call(srv.AdminBackup, f'{services.prefix}/admin/backup',
-                               srv.AdminBackup.Request(path=str(database) + '.bak'))
-    assert (backup.success, backup.error_code) == (False, 'unavailable')
+    status, backup = finish(services.ros, services.prefix, 'backup',
+                            Backup.Goal(path=str(database) + '.bak'))
+    assert (status, backup.success, backup.error_code) == (ABORTED, False, 'unavailable')
+    assert 'only while active' in backup.message
     assert (rows(database), rows(database, 'entities')) == before
 
 
@@ -187,7 +189,7 @@ def test_deactivate_stops_a_backup_in_flight_and_answers_its_caller(ros, managed
         code = backup.wait(timeout=60)
         assert not partial.exists()
     assert (code, backup.output()) == (
-        1, 'error: backend_failure: backup stopped before it was complete; nothing was '
+        1, 'error: canceled: backup canceled (the memory node was deactivated); nothing was '
            'written\n')
     assert not target.exists()
     assert get_state(ros, node.prefix) == ('inactive', 2)

@@ -7,11 +7,12 @@ import re
 import sqlite3
 import subprocess
 
+from action_goals import ABORTED, finish
 from copy_in_flight import console_process, partial_file_locked
 from copy_in_flight import wait_for_backup_in_flight
 from diagnostics_util import diagnostics, values
 from memory_services import database_fingerprint, MemoryServices, remember_request
-from mira_memory import srv
+from mira_memory.action import Verify
 from mira_memory.core.admission import language
 from mira_memory.core.admission.rules import Proposal, TurnContext
 import pytest
@@ -171,11 +172,9 @@ def test_verify_is_busy_while_a_backup_runs_and_offline_verify_while_the_node_ru
     with partial_file_locked(target, node.process.pid):
         backup = console_process(node, tmp_path, 'backup', str(target))
         wait_for_backup_in_flight(node, target, backup)
-        answer = ros.call(srv.AdminVerify, f'{node.prefix}/admin/verify',
-                          srv.AdminVerify.Request())
-        assert (answer.success, answer.error_code) == (False, 'busy')
-        assert answer.message == ('another backup, export or verify is running; try again '
-                                  'when it is done')
+        status, answer = finish(ros, node.prefix, 'verify', Verify.Goal())
+        assert (status, answer.success, answer.error_code) == (ABORTED, False, 'busy')
+        assert answer.message.startswith('another job is running: backup (goal ')
     assert backup.wait(timeout=60) == 0, backup.describe('backup failed')
     # The backup holds the receipts.
     connection = sqlite3.connect(target)

@@ -235,7 +235,7 @@ def test_backup_is_the_snapshot_of_its_start_while_the_store_keeps_writing(store
     before = store.counts()
     written = []
 
-    def write_during_the_copy(status, remaining, total):
+    def write_during_the_copy(progress):
         if not written:
             written.append(store.add_memory(NewMemory(
                 kind='fact', summary='Ada writes notes', links=((ada[0].id, 'subject'),))))
