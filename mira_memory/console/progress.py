@@ -22,8 +22,8 @@ from mira_memory.core.archive.progress import Meter
 # What a phase counts, for the bar and the lines.
 UNITS = {'copying': 'pages', 'checking': 'pages', 'writing': 'records', 'judging': 'memories',
          'importing': 'records'}
-# Lines per job when the output is not a terminal: one per this share of it.
-LINE_STEP = 0.1
+# Lines per job when the output is not a terminal: one per this many tenths of it.
+LINE_TENTHS = 1
 # reporter(): how often a job in this process is shown, as the node sends
 # feedback; a job done before the first time shows nothing.
 REPORT_PERIOD_SEC = 0.5
@@ -38,9 +38,9 @@ class ProgressDisplay:
         self._terminal = _is_terminal(stream) if terminal is None else terminal
         self._bar = None
         self._phase = None
-        # Not a terminal: the share of the job at which the next line is due;
+        # Not a terminal: the tenth of the job at which the next line is due;
         # None once nothing more is to be shown.
-        self._next_line = LINE_STEP
+        self._next_line = LINE_TENTHS
         self._reports = 0
 
     def update(self, progress, elapsed, remaining):
@@ -90,10 +90,11 @@ class ProgressDisplay:
 
     def _line(self, progress, elapsed, remaining):
         fraction = progress.fraction
-        if fraction < min(self._next_line, 1.0):
+        # In whole tenths, so that 0.1 + 0.1 + 0.1 is 3 (not 0.30000000000000004).
+        tenths = int(fraction * 10 + 1e-9)
+        if tenths < self._next_line and fraction < 1.0:
             return
-        while self._next_line <= fraction:
-            self._next_line += LINE_STEP
+        self._next_line = tenths + LINE_TENTHS
         written = (f', {progress.bytes_written / 1e6:.1f} MB written'
                    if progress.bytes_written else '')
         left = f', about {remaining:.1f} s left' if remaining and fraction < 1.0 else ''
