@@ -156,7 +156,7 @@ def test_sigint_during_a_backup_stops_it_and_the_node_cleanly(
         # The copy ended with the node: no backup, its partial file removed.
         assert not target.exists() and not partial.exists()
     assert 'Traceback' not in node.output()
-    # No reply will come (the console would wait out its copy deadline).
+    # No result will come (the console gives up 10 s after the node went away).
     backup.stop(first=signal.SIGKILL)
     # The store was closed and given up cleanly: another node opens it.
     again = console_memory(start(memory_node, ros, database))

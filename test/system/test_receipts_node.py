@@ -31,6 +31,13 @@ SECRET = 'Note this: Ada Lovelace drinks quorvish nettle brew, every morning.'
 SECRET_WORDS = ('quorvish', 'nettle brew', 'every morning', 'Note this')
 
 
+def without_progress(err):
+    """Return stderr without the job's progress lines (a verify slower than 0.5 s has them)."""
+    return ''.join(line for line in err.splitlines(keepends=True)
+                   if not re.fullmatch(r'verify: \d+% \(judging \d+ of \d+ memories, .*\)\n',
+                                       line))
+
+
 def offline_verify(database, *args, extra=None):
     env = dict(os.environ)
     env.pop(language.EXTRA_LANGUAGE_ENV, None)
@@ -100,7 +107,7 @@ def test_show_and_verify_online_then_after_a_rules_change(ros, memory_node, tmp_
 
     before = database_fingerprint(database)
     code, out, err = console('verify')
-    assert (code, err) == (0, '')
+    assert (code, without_progress(err)) == (0, '')
     assert out == (f'verified 2 memories: 2 ok, 0 would reject, 0 no receipt (rules {running}; '
                    '0 admitted under other rules)\n')
     code, out, _ = console('verify', '--json')
@@ -128,7 +135,7 @@ def test_show_and_verify_online_then_after_a_rules_change(ros, memory_node, tmp_
                      r'have no receipt; judge them again with: memory verify', node.output())
     before = database_fingerprint(database)
     code, out, err = console('verify')
-    assert (code, err) == (1, '')
+    assert (code, without_progress(err)) == (1, '')
     lines = out.splitlines()
     assert lines[0] == f'{oboe} WOULD REJECT invalid_proposal (13)'
     assert lines[1].startswith('verified 2 memories: 1 ok, 1 would reject, 0 no receipt')
