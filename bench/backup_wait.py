@@ -8,8 +8,8 @@ real bench memory node on it (bench_node.py: the product's MemoryNode plus
 the empty Trigger floor). One client then calls, back to back and round
 robin, Trigger, recall (found queries) and remember (a new grounded
 proposal, durable; its operator turn is published first, untimed):
-first for --before-seconds, then from the moment it sends admin/backup
-(the console's `memory backup`) until that reply arrives. It prints the
+first for --before-seconds, then from the moment it sends a goal to the
+admin/backup action (the console's `memory backup`) until its result arrives. It prints the
 copy's duration and, per series, the calls and p50/p99/max before and
 during the copy. `--copy export` and `--copy verify` (issue 23: the
 console's `memory verify`, on the same copy worker) measure those instead;
@@ -30,10 +30,12 @@ import tempfile
 import time
 
 import generate
+from mira_memory.action import Backup, Export, Verify
 from mira_memory.msg import OperatorUtterance
 from mira_memory.simulation import processes
-from mira_memory.srv import AdminBackup, AdminExport, AdminVerify, RecallMemory, Remember
+from mira_memory.srv import RecallMemory, Remember
 import rclpy
+from rclpy.action import ActionClient
 from rclpy.context import Context
 from rclpy.executors import SingleThreadedExecutor
 import report
@@ -67,10 +69,9 @@ class Client:
             'remember_created': node.create_client(Remember, names['remember']),
         }
         self.copy_clients = {
-            'backup': node.create_client(AdminBackup, prefix + '/admin/backup'),
-            'export': node.create_client(AdminExport, prefix + '/admin/export'),
-            'verify': node.create_client(AdminVerify, prefix + '/admin/verify'),
-        }
+            name: ActionClient(node, action_type, f'{prefix}/admin/{name}')
+            for name, action_type in (('backup', Backup), ('export', Export),
+                                      ('verify', Verify))}
         self.utterances = node.create_publisher(
             OperatorUtterance, prefix.rpartition('/')[0] + '/operator/utterance', 100)
         self.workload = workload.Workload(metadata)
@@ -78,9 +79,12 @@ class Client:
 
     def wait_ready(self):
         deadline = time.monotonic() + READY_TIMEOUT_S
-        for client in [*self.clients.values(), *self.copy_clients.values()]:
+        for client in self.clients.values():
             if not client.wait_for_service(timeout_sec=max(deadline - time.monotonic(), 0.1)):
                 raise RuntimeError(f'{client.srv_name} is not available')
+        for name, client in self.copy_clients.items():
+            if not client.wait_for_server(timeout_sec=max(deadline - time.monotonic(), 0.1)):
+                raise RuntimeError(f'the {name} action is not available')
         while self.utterances.get_subscription_count() == 0:
             if time.monotonic() > deadline:
                 raise RuntimeError('the memory node does not subscribe to operator turns')
@@ -152,17 +156,20 @@ def main(argv=None):
 
         during, during_outcomes = new_tally()
         moments = []
-        service = client.copy_clients[args.copy]
+        action = client.copy_clients[args.copy]
         started = time.monotonic()
-        request = (AdminVerify.Request() if args.copy == 'verify'
-                   else service.srv_type.Request(path=str(target)))
-        copy = service.call_async(request)
-        while not copy.done():
+        goal = (Verify.Goal() if args.copy == 'verify'
+                else {'backup': Backup, 'export': Export}[args.copy].Goal(path=str(target)))
+        sending = action.send_goal_async(goal)
+        copy = None
+        while copy is None or not copy.done():
             if time.monotonic() - started > COPY_TIMEOUT_S:
-                raise RuntimeError(f'no {args.copy} reply after {COPY_TIMEOUT_S:.0f} s')
+                raise RuntimeError(f'no {args.copy} result after {COPY_TIMEOUT_S:.0f} s')
             client.one_round(during, during_outcomes, moments)
+            if copy is None and sending.done():
+                copy = sending.result().get_result_async()
         copy_s = time.monotonic() - started
-        answer = copy.result()
+        answer = copy.result().result
         if not answer.success:
             raise RuntimeError(f'{args.copy} failed: {answer.error_code}: {answer.message}')
     finally:

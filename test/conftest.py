@@ -71,6 +71,9 @@ ROS_MISSING = _ros_missing_reason()
 # only makes the run less even, never different.
 SLOW_FILES_S = {
     'test/system/test_simulation.py': 70,
+    # Issue 34's two (a 100,000-memory store each), measured alone, 3 workers.
+    'test/system/test_console_terminal.py': 60,
+    'test/system/test_admin_actions.py': 55,
     'test/system/test_lifecycle_node.py': 40,
     'test/system/test_bench_quick.py': 39,
     'test/system/test_storage_faults.py': 33,

@@ -28,6 +28,7 @@ import signal
 import sqlite3
 import time
 
+from action_goals import ACTION_TYPES, finish
 from lifecycle_cli import prepare, set_state
 from memory_services import create_clients, MemoryServices, OBSERVED_TURN_WAIT
 from memory_services import remember_request
@@ -139,9 +140,6 @@ class Workload:
                         'robot_profile': ROBOT_PROFILE, **OBSERVED_TURN_WAIT})
         self.prefix = prefix = f'{namespace}/memory'
         create_clients(self.ros, prefix)
-        for service_type, name in ((srv.AdminBackup, 'admin/backup'),
-                                   (srv.AdminExport, 'admin/export')):
-            self.ros.client(service_type, f'{prefix}/{name}')
         if not wait:
             return
         if self.executable == 'memory_lifecycle_node':
@@ -281,14 +279,12 @@ class Workload:
             {'memory_id': parse_memory_id(memory_id), 'texts': (request.value, request.evidence)})
 
     def copy(self, kind, name, force=False):
-        """Back up or export to COPIES/name through the node."""
-        service_type = srv.AdminBackup if kind == 'backup' else srv.AdminExport
-        path = self.copies / name
+        """Back up or export to COPIES/name through the node's action (its result kept)."""
+        goal = ACTION_TYPES[kind].Goal(path=str(self.copies / name), force=force)
         return self._call(
-            kind, lambda: self.ros.call(
-                service_type, f'{self.services.prefix}/admin/{kind}',
-                service_type.Request(path=str(path), force=force), timeout=CALL_TIMEOUT),
-            lambda response: response.success, {'path': str(path)})
+            kind, lambda: finish(self.ros, self.services.prefix, kind, goal,
+                                 timeout=CALL_TIMEOUT)[1],
+            lambda result: result.success, {'path': goal.path})
 
     def run(self, remembers):
         """

@@ -12,6 +12,11 @@ import xml.etree.ElementTree as ElementTree
 # (element, attribute) -> what the ROS graph calls it.
 RULES = {('topics', 'publish'): 'publish', ('topics', 'subscribe'): 'subscribe',
          ('services', 'reply'): 'serve', ('services', 'request'): 'call'}
+# An action rule, as permissions.xsl expands it: (rule, names under <action>/_action/).
+ACTION_SERVICES = ('send_goal', 'cancel_goal', 'get_result')
+ACTION_TOPICS = ('feedback', 'status')
+ACTIONS = {'execute': (('serve', ACTION_SERVICES), ('publish', ACTION_TOPICS)),
+           'call': (('call', ACTION_SERVICES), ('subscribe', ACTION_TOPICS))}
 
 
 def resolve(name, namespace, node):
@@ -30,7 +35,8 @@ def load(text):
     Asserts the structure policy.xsd prescribes, as far as xml.etree can:
     version 0.2.0, <enclaves> of <enclave path> each with <profiles> of
     <profile ns node>, whose children are <topics> or <services> groups
-    with ALLOW rules of their own kind only.
+    with ALLOW rules of their own kind only; <actions> (execute, call) are
+    expanded into their services and topics, as permissions.xsl does.
     """
     root = ElementTree.fromstring(text.encode())
     assert (root.tag, root.attrib) == ('policy', {'version': '0.2.0'})
@@ -49,12 +55,16 @@ def load(text):
             assert key not in profiles and key[0].startswith('/') and key[1], key
             rules = profiles[key] = collections.defaultdict(set)
             for group in profile:
-                granted = [RULES[group.tag, attribute] for attribute in group.attrib]
-                assert granted and set(group.attrib.values()) == {'ALLOW'}, group.attrib
+                assert group.attrib and set(group.attrib.values()) == {'ALLOW'}, group.attrib
                 for item in group:
                     assert item.tag == group.tag[:-1] and item.text, item.tag
-                    for rule in granted:
-                        rules[rule].add(resolve(item.text, *key))
+                    name = resolve(item.text, *key)
+                    for attribute in group.attrib:
+                        if group.tag == 'actions':
+                            for rule, parts in ACTIONS[attribute]:
+                                rules[rule] |= {f'{name}/_action/{part}' for part in parts}
+                        else:
+                            rules[RULES[group.tag, attribute]].add(name)
     return policy
 
 

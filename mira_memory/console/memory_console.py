@@ -6,14 +6,17 @@ One-shot: `memory_console [options] memory entity add person "Ada Lovelace"`;
 interactive: `memory_console [options]` reads the same commands from a prompt.
 Persistent-memory commands call the memory node's admin services, `memory`
 and `memory clear` the cognition node's working-memory services, each with a
-deadline.
+deadline. backup, export and verify are goals of the node's actions, with
+progress, Ctrl-C to cancel and no fixed wait (console/jobs.py); `memory
+jobs` shows the one that runs.
 
 The console checks only syntax (command words, argument count, ENT<n>/MEM<n>
 format, option names, the confidence range). Everything else is decided by
 the memory node, the single authority, whose error code and message are
 printed as they come.
 
-Exit codes: 0 success, 1 the call failed or nobody answered, 2 bad usage.
+Exit codes: 0 success, 1 the call failed or nobody answered, 2 bad usage,
+130 a job canceled with Ctrl-C.
 """
 
 import dataclasses
@@ -25,14 +28,15 @@ import shlex
 import sys
 import time
 
-from mira_memory.console import review_lines
+from mira_memory.action import Backup, Export, Verify
+from mira_memory.console import jobs, review_lines
 from mira_memory.core import store
 from mira_memory.msg import MemoryLink
 from mira_memory.ros import clients
 from mira_memory.srv import AdminAccept, AdminDismiss, AdminPending, AdminPendingShow
 from mira_memory.srv import AdminAdd, AdminAliasAdd, AdminEntityAdd, AdminEntityFind
-from mira_memory.srv import AdminBackup, AdminExport, AdminForget, AdminRetire, AdminVerify
-from mira_memory.srv import AdminFind, AdminList, AdminShow, AdminStatus, AdminSupersede
+from mira_memory.srv import AdminFind, AdminForget, AdminJobs, AdminList, AdminRetire
+from mira_memory.srv import AdminShow, AdminStatus, AdminSupersede
 from mira_memory.srv import WorkingMemoryClear, WorkingMemoryShow
 import rclpy
 from rclpy.context import Context
@@ -47,10 +51,6 @@ EXIT_USAGE = 2
 DEFAULT_MEMORY_NODE = '/mira/memory'
 DEFAULT_COGNITION_NODE = '/mira/cognition'
 DEFAULT_TIMEOUT = 5.0
-# Backup, export and verify read the whole store (seconds to minutes for
-# 1,000,000 memories);
-# once the node has the request, their reply may take this long.
-COPY_REPLY_TIMEOUT = 600.0
 PROMPT = 'mira> '
 
 MEMORY = 'memory'
@@ -85,12 +85,14 @@ class Command:
     summary: str
     # {option name: Option}; None when the command takes none.
     options: dict = None
-    # Minimum seconds to wait for the reply once the request is out.
-    reply_timeout: float = 0.0
     # The last positional argument takes any number of words (verify's MEM<n> ...).
     variadic: bool = False
     # --json was given (verify): print one JSON document.
     as_json: bool = False
+    # A long job: service_type is the action (console/jobs.py), service its name.
+    job: bool = False
+    # --no-wait was given (a job): print the goal id once the node accepted it.
+    no_wait: bool = False
 
     @property
     def usage(self):
@@ -131,6 +133,9 @@ ACCEPT_OPTIONS = {
     '--new-entity': Option('TYPE', 'new_entity_type'),
     '--alias': Option('"<alias>"', 'aliases', repeatable=True),
 }
+# Every job's console option (not a goal field): handled in parse_command.
+NO_WAIT = '--no-wait'
+NO_WAIT_OPTION = {NO_WAIT: Option('', '', flag=True)}
 
 COMMANDS = (
     Command(('persistent',), (), AdminStatus, 'admin/status', MEMORY,
@@ -161,20 +166,22 @@ COMMANDS = (
             'show what would be removed; with --yes delete the memory (links, payloads) or '
             'the entity (aliases, every linked memory) for good',
             options={'--yes': Option('', 'confirm', flag=True)}),
-    Command(('backup',), (('PATH', 'path'),), AdminBackup, 'admin/backup', MEMORY,
+    Command(('backup',), (('PATH', 'path'),), Backup, 'admin/backup', MEMORY,
             'consistent online copy of the database to an absolute PATH (never replaces '
-            'a file without --force)', options=FORCE_OPTION, reply_timeout=COPY_REPLY_TIMEOUT),
-    Command(('export',), (('PATH', 'path'),), AdminExport, 'admin/export', MEMORY,
+            'a file without --force)', options={**FORCE_OPTION, **NO_WAIT_OPTION}, job=True),
+    Command(('export',), (('PATH', 'path'),), Export, 'admin/export', MEMORY,
             'deterministic JSON Lines export to an absolute PATH (memory_import reads it); '
             '--with-pending adds the refused proposals waiting for review (private)',
-            options=dict(FORCE_OPTION, **{
-                '--with-pending': Option('', 'include_pending', flag=True)}),
-            reply_timeout=COPY_REPLY_TIMEOUT),
-    Command(('verify',), (('MEM<n>', 'memory_ids'),), AdminVerify, 'admin/verify', MEMORY,
+            options={**FORCE_OPTION, **NO_WAIT_OPTION,
+                     '--with-pending': Option('', 'include_pending', flag=True)},
+            job=True),
+    Command(('verify',), (('MEM<n>', 'memory_ids'),), Verify, 'admin/verify', MEMORY,
             'judge every active remembered memory (or those named) again against its '
             'receipt with the running rules; lists each one that is not OK; exit 1 if any',
-            options={'--json': Option('', 'as_json', flag=True)},
-            reply_timeout=COPY_REPLY_TIMEOUT, variadic=True),
+            options={'--json': Option('', 'as_json', flag=True), **NO_WAIT_OPTION},
+            variadic=True, job=True),
+    Command(('jobs',), (), AdminJobs, 'admin/jobs', MEMORY,
+            'the backup, export or verify running on the node: goal id and progress'),
     Command(('pending',), (), AdminPending, 'admin/pending', MEMORY,
             'the refused proposals waiting for review: id, age, reason, subject, '
             'predicate/value and the start of the utterance'),
@@ -259,6 +266,9 @@ def parse_command(tokens):
     # Anything that starts with -- is an option, so arguments come first.
     count = next((i for i, token in enumerate(rest) if token.startswith('--')), len(rest))
     arguments, options = rest[:count], rest[count:]
+    if command.job and NO_WAIT in options:
+        options.remove(NO_WAIT)
+        command = dataclasses.replace(command, no_wait=True)
     if command.variadic:
         return _parse_variadic(command, arguments, options)
     if len(arguments) < len(command.arguments):
@@ -268,7 +278,7 @@ def parse_command(tokens):
         raise UsageError(
             f'unexpected argument {_quoted(arguments[len(command.arguments)])} '
             f'(usage: {command.usage})')
-    request = command.service_type.Request()
+    request = _new_request(command)
     for (placeholder, field), text in zip(command.arguments, arguments):
         if placeholder in _ID_PARSERS:
             _check_id(placeholder, text)
@@ -284,10 +294,15 @@ def parse_command(tokens):
     return command, request
 
 
+def _new_request(command):
+    """Return an empty request: a job's goal, or a service's request."""
+    return command.service_type.Goal() if command.job else command.service_type.Request()
+
+
 def _parse_variadic(command, arguments, options):
     """Parse verify: any number of MEM<n> ids, then --json (a console option)."""
     (placeholder, field), = command.arguments
-    request = command.service_type.Request()
+    request = _new_request(command)
     setattr(request, field, [_check_id(placeholder, text) for text in arguments])
     for option in options:
         if option != '--json':
@@ -457,6 +472,8 @@ def render(command, response):
             f'payloads {response.payload_count}']
     if name == ('verify',):
         return _render_verify(command, response)
+    if name == ('jobs',):
+        return EXIT_OK, jobs.job_lines(response)
     if name in review_lines.COMMAND_WORDS:
         return EXIT_OK, review_lines.render(name, response, _table)
     if name == ('retire',):
@@ -582,6 +599,8 @@ class Session:
             rclpy.try_shutdown(context=self.context)
             raise
         self._clients = {}
+        # The jobs' action clients (console/jobs.py), destroyed in close().
+        self.action_clients = {}
         self._settled = set()
 
     def _client(self, service_type, name):
@@ -610,8 +629,7 @@ class Session:
 
     def call(self, command, request):
         """Call the command's service and return the response; raise CallError."""
-        target = (self.settings.memory_node if command.target == MEMORY
-                  else self.settings.cognition_node)
+        target = self._target(command)
         name = f'{target.rstrip("/")}/{command.service}'
         client = self._client(command.service_type, name)
         timeout = self.settings.timeout
@@ -620,9 +638,6 @@ class Session:
             raise CallError(f'no {command.target} node answered at {target} within {timeout} s')
         if command.target not in self._settled:
             self._settle(command.target, target, deadline)
-        if command.reply_timeout > timeout:
-            timeout = command.reply_timeout
-            deadline = time.monotonic() + timeout
         if hasattr(request, 'reviewer'):
             # Accept, supersede and dismiss say who decides (review_lines.reviewer).
             request.reviewer = review_lines.reviewer(self.settings.reviewer)
@@ -633,8 +648,19 @@ class Session:
                 f'within {timeout} s')
         return response
 
+    def settle_memory(self, deadline):
+        """Get one reply from the memory node before a job's goal (a write) goes out."""
+        if MEMORY not in self._settled:
+            self._settle(MEMORY, self.settings.memory_node, deadline)
+
+    def _target(self, command):
+        return (self.settings.memory_node if command.target == MEMORY
+                else self.settings.cognition_node)
+
     def close(self):
         """Destroy the node and shut the private context down."""
+        for client in self.action_clients.values():
+            client.destroy()
         self.executor.shutdown()
         self.node.destroy_node()
         rclpy.try_shutdown(context=self.context)
@@ -716,7 +742,8 @@ def help_text():
         f'  --memory-node NODE     memory node to call (default {DEFAULT_MEMORY_NODE})',
         f'  --cognition-node NODE  cognition node for memory / memory clear '
         f'(default {DEFAULT_COGNITION_NODE})',
-        f'  --timeout SECONDS      deadline of every call (default {DEFAULT_TIMEOUT})',
+        f'  --timeout SECONDS      deadline of every call, and of a job until the node '
+        f'accepted it (default {DEFAULT_TIMEOUT})',
         '  --reviewer NAME        who accepts, supersedes or dismisses pending items, kept in',
         '                         the receipt with this console session (default: the OS user)',
         '',
@@ -726,7 +753,12 @@ def help_text():
         lines += [f'  {command.usage}', f'      {command.summary}']
     lines += [
         '',
-        'exit codes: 0 success, 1 the call failed or no node answered, 2 bad usage',
+        'backup, export and verify show their progress (a bar on a terminal, one line',
+        'per 10% otherwise, on stderr) and wait as long as the job runs; Ctrl-C cancels',
+        'the job; --no-wait prints the goal id and returns.',
+        '',
+        'exit codes: 0 success, 1 the call failed or no node answered, 2 bad usage,',
+        '130 a job canceled with Ctrl-C',
     ]
     return '\n'.join(lines)
 
@@ -739,10 +771,18 @@ def run_command(session, tokens, stdout, stderr):
         print(f'usage error: {error}', file=stderr)
         return EXIT_USAGE
     try:
+        if command.job:
+            return jobs.run_command(session, command, request, stdout, stderr,
+                                    _print_response)
         response = session.call(command, request)
     except CallError as error:
         print(f'error: {error}', file=stderr)
         return EXIT_FAILED
+    return _print_response(command, response, stdout, stderr)
+
+
+def _print_response(command, response, stdout, stderr):
+    """Print a response (or a job's result) as render() says; return the exit code."""
     status, lines = render(command, response)
     # A verify that ran prints its report on stdout, whatever it found.
     report = command.words == ('verify',) and response.success

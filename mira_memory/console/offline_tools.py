@@ -20,6 +20,7 @@ import pathlib
 import sqlite3
 import sys
 
+from mira_memory.console.progress import ProgressDisplay
 from mira_memory.core import store
 from mira_memory.core.archive import copies, verify
 from mira_memory.core.errors import StoreError
@@ -115,8 +116,8 @@ def _remove_database(path, existed):
         path.unlink(missing_ok=True)
 
 
-def import_file(database, source, out):
-    """Build the new database from the export at source; print the counts."""
+def import_file(database, source, out, err):
+    """Build the new database from the export at source; progress on err, the counts on out."""
     existed = database.exists()
     if existed and (not database.is_file() or database.stat().st_size > 0):
         raise _Refused(f'{database} exists and is not empty; import only builds a new database')
@@ -126,9 +127,10 @@ def import_file(database, source, out):
         lines = open(source, encoding='utf-8', newline='')
     except OSError as error:
         raise _Refused(f'cannot read {source}: {error.strerror}') from None
+    display = ProgressDisplay(err, 'import')
     with lines, _claim(database, create=True):
         try:
-            counts = copies.import_export(database, lines)
+            counts = copies.import_export(database, lines, progress=display.reporter())
         except UnicodeDecodeError:
             _remove_database(database, existed)
             raise _Refused(f'{source}: not UTF-8 text; nothing was written') from None
@@ -137,6 +139,8 @@ def import_file(database, source, out):
             if isinstance(error, StoreError):
                 raise _Refused(f'{source}: {error}; nothing was written') from None
             raise
+        finally:
+            display.close()
     print(f'imported {source} into {database}: '
           + ', '.join(f'{name} {count}' for name, count in counts.items()), file=out)
     print(f'schema version: {schema.SCHEMA_VERSION}', file=out)
@@ -251,7 +255,7 @@ def import_main(argv=None, *, stdout=None, stderr=None):
         return exit_.code
     database = pathlib.Path(args.database).absolute()
     source = pathlib.Path(args.source).absolute()
-    return _run(lambda: import_file(database, source, stdout), stderr)
+    return _run(lambda: import_file(database, source, stdout, stderr), stderr)
 
 
 def verify_main(argv=None, *, stdout=None, stderr=None):

@@ -79,7 +79,10 @@ def settings_from_config_file(config_file):
     # Imported only when a config file is read: a node configured by its
     # parameters never loads pydantic (about 7 MB and 80 ms of start-up).
     from mira_memory.core import config_file
-    section = config_file.memory_section(document)
+    try:
+        section = config_file.memory_section(document)
+    except config_file.ShapeError as error:
+        raise ConfigError(str(error)) from None
     if section is None or not section.enabled:
         return DISABLED
     return MemorySettings(True, _require_path(section.database_path, config_path.parent))

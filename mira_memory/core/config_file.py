@@ -4,14 +4,18 @@ The shape of the memory node's TOML config_file, as a pydantic model (v1 API).
 
 [memory] must be a table, enabled a bool, database_path a string; other
 sections and other keys are not this node's and are left alone.
-core/config.py loads this module only when a config file is read.
+core/config.py loads this module only when a config file is read, and turns
+its ShapeError into a ConfigError (so this module needs nothing from config).
 """
 
 from typing import Optional
 
-from mira_memory.core.config import ConfigError
 from mira_memory.core.pydantic_compat import Model, one_line, path, StrictBool, StrictStr
 from mira_memory.core.pydantic_compat import ValidationError, validator
+
+
+class ShapeError(ValueError):
+    """The file's [memory] table does not have its shape; the message says how."""
 
 
 class _MemorySection(Model):
@@ -46,8 +50,8 @@ def _place(location):
 
 
 def memory_section(document):
-    """Return the decoded file's [memory] table (None when absent); ConfigError when malformed."""
+    """Return the decoded file's [memory] table (None when absent); ShapeError when malformed."""
     try:
         return _ConfigFile.parse_obj(document).memory
     except ValidationError as error:
-        raise ConfigError(one_line(error, place=_place)) from None
+        raise ShapeError(one_line(error, place=_place)) from None

@@ -1,54 +1,64 @@
 # SPDX-License-Identifier: Apache-2.0
 """
-One backup, export or verify at a time on a thread of its own, awaited by a service coroutine.
+One long job (backup, export, verify) at a time on a thread of its own, awaited by a coroutine.
 
 The memory node spins a single-threaded executor. A copy of a 1M-memory
-store takes seconds, so it runs on a worker thread with its own read-only
-connection (core.archive.copies: one read transaction, which in WAL mode neither
-blocks nor is blocked by the node's writer), while the admin service's
-coroutine awaits an rclpy Future and the executor serves every other request.
+store takes seconds to minutes, so it runs on a worker thread with its own
+read-only connection (core.archive.copies: one read transaction, which in
+WAL mode neither blocks nor is blocked by the node's writer), while the
+action's execute coroutine awaits an rclpy Future and the executor serves
+every other request.
 
 Waking the executor: an rclpy Future is polled by the executor only when
 the executor wakes up, and completing it from a foreign thread wakes
 nothing (an earlier version hung there). The worker therefore triggers a
 guard condition (rcl's trigger is thread-safe); its callback runs on the
 executor thread and completes the Future there. The guard condition and the
-copy services share a ReentrantCallbackGroup, so the guard condition can run
-while the service coroutine that waits for it still holds its group.
+actions share a ReentrantCallbackGroup, so the guard condition can run
+while the execute coroutine that waits for it still holds its group.
+
+cancel() asks the running job to stop and returns at once (the coroutine
+then gets the job's CopyStoppedError); stop() also waits for the thread,
+for deactivate, cleanup, shutdown and the node's destroy.
 """
 
 import threading
 
-from mira_memory.core.errors import BusyError
 from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.task import Future
 
 
 class CopyWorker:
-    """Runs at most one copy at a time off the executor thread."""
+    """Runs at most one long job at a time off the executor thread."""
 
     def __init__(self, node):
         self.callback_group = ReentrantCallbackGroup()
         self._job = None
+        # Why the node stopped the last job (stop()), for its goal's result.
+        self.stopped_because = ''
         self._finished = node.create_guard_condition(
             self._complete_on_executor, callback_group=self.callback_group)
 
     @property
     def busy(self):
-        """Return True while a copy runs (set and read on the executor thread)."""
+        """Return True while a job runs (set and read on the executor thread)."""
         return self._job is not None
 
-    async def run(self, work, *args, **kwargs):
-        """
-        Run work(*args, should_stop=..., **kwargs) on a thread; return its result.
+    @property
+    def running(self):
+        """Return the running job (its name, goal id and meter), or None."""
+        return self._job
 
-        Awaited by a service coroutine on the executor thread. work's
-        exception is raised here. BusyError when a copy already runs.
+    async def run(self, name, goal_id, meter, work, *args, **kwargs):
+        """
+        Run work(*args, should_stop=..., progress=meter.report, **kwargs) on a thread.
+
+        Return its result; work's exception is raised here. Awaited on the
+        executor thread, only while no job runs (check busy first).
         """
         if self._job is not None:
-            raise BusyError(
-                'another backup, export or verify is running; try again when it is done')
-        job = _Job(work, args, kwargs, self._finished)
+            raise RuntimeError('a long job is already running')  # callers check busy first
+        job = _Job(name, goal_id, meter, work, args, kwargs, self._finished)
         self._job = job
         try:
             job.thread.start()
@@ -60,18 +70,27 @@ class CopyWorker:
             self._job = None
         return job.outcome()
 
-    def stop(self):
+    def cancel(self, goal_id):
+        """Ask the job of goal_id to stop, if it is the running one; return at once."""
+        job = self._job
+        if job is not None and job.goal_id == goal_id:
+            job.stop.set()
+
+    def stop(self, because='the memory node stopped'):
         """
-        Ask a running copy to end early and wait for its thread; on the executor thread.
+        Ask a running job to end early and wait for its thread; on the executor thread.
+
+        because says why, in the stopped goal's result.
 
         After spinning stopped (a node's destroy) nobody waits for the
-        answer. A managed node also stops a copy while it still spins
+        answer. A managed node also stops a job while it still spins
         (deactivate, cleanup, shutdown): completing the job's future here
-        lets the service coroutine answer its caller with the copy's
+        lets the execute coroutine answer its goal with the job's
         CopyStoppedError.
         """
         job = self._job
         if job is not None:
+            self.stopped_because = because
             job.stop.set()
             job.thread.join()
             if not job.done.done():
@@ -85,25 +104,33 @@ class CopyWorker:
 
 class _Job:
 
-    def __init__(self, work, args, kwargs, finished):
+    def __init__(self, name, goal_id, meter, work, args, kwargs, finished):
+        self.name = name
+        self.goal_id = goal_id
+        self.meter = meter
         self.done = Future()
         self.stop = threading.Event()
         self.ended = threading.Event()
         self._result = self._error = None
         self._finished = finished
         self.thread = threading.Thread(
-            target=self._run, args=(work, args, kwargs), name='memory-copy')
+            target=self._run, args=(work, args, kwargs), name=f'memory-{name}')
 
     def _run(self, work, args, kwargs):
         try:
-            self._result = work(*args, should_stop=self.stop.is_set, **kwargs)
+            self._result = work(*args, should_stop=self.stop.is_set,
+                                progress=self.meter.report, **kwargs)
         except Exception as error:  # raised to the awaiting coroutine by outcome()
             self._error = error
         self.ended.set()
-        if not self.stop.is_set():
-            # Once stop is set the executor has stopped: nobody waits for the
-            # answer any more (the guard condition lives until stop() joined).
+        try:
+            # Also after a cancel: the execute coroutine waits for this.
             self._finished.trigger()
+        except Exception:
+            # After a SIGINT/SIGTERM the context is shut down and the trigger
+            # fails; stop() waits for this thread and completes done itself.
+            if not self.stop.is_set():
+                raise
 
     def outcome(self):
         if self._error is not None:

@@ -18,7 +18,7 @@ servers come up:
 - deactivate: every call gets its documented unavailable answer (recall
   `unavailable`, remember `backend_failure`, admin `unavailable`) and
   nothing is read or written; a backup, export or verify in flight is
-  stopped (its caller answered, its partial file removed).
+  stopped (its goal ends, canceled, its partial file removed).
 - cleanup: the store is closed and the file given up (another node may
   take it); shutdown does the same from any state, then the node is
   finalized and answers get_state until the process is stopped.
@@ -82,18 +82,18 @@ class LifecycleMemoryNode(MemoryServing, LifecycleNode):
     def on_deactivate(self, state):
         self._state = INACTIVE
         # A backup, export or verify must not go on while inactive.
-        self._copies.stop()
+        self._copies.stop('the memory node was deactivated')
         self.get_logger().info('inactive: every call is refused until activated')
         return TransitionCallbackReturn.SUCCESS
 
     def on_cleanup(self, state):
-        self._close_memory()
+        self._close_memory('the memory node was cleaned up')
         self._state = UNCONFIGURED
         self.get_logger().info('cleaned up: the database is closed and its file given up')
         return TransitionCallbackReturn.SUCCESS
 
     def on_shutdown(self, state):
-        self._close_memory()
+        self._close_memory('the memory node was shut down')
         self._state = FINALIZED
         self.get_logger().info(
             f'shut down from {state.label}: nothing is open; stop the process to end it')
@@ -111,6 +111,7 @@ class LifecycleMemoryNode(MemoryServing, LifecycleNode):
         """Close the store (once), then destroy the node."""
         # node_runner calls this after spinning stopped, so no request is in flight.
         self._close_memory()
+        self._destroy_actions()
         super().destroy_node()
 
     # Diagnostics ---------------------------------------------------------------

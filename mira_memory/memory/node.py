@@ -9,15 +9,17 @@ It serves, under its own name (/mira/memory in bringup):
   here whatever the caller checked, and only for an operator turn this node
   heard itself on operator/utterance (require_observed_turns; the gate is
   memory/turn_gate.py);
-- ~/admin/<command>: one service per console command. backup, export and
-  verify run on a worker thread (memory/copy_worker.py) while the node keeps
-  serving; one at a time. pending, pending_show, accept, supersede and
-  dismiss are supervised review (core/review, docs/review.md): a remember
-  refused for a reason a person can judge waits there for a decision
-  (parameters pending_enabled, pending_max, pending_max_age_days).
+- ~/admin/<command>: one service per console command, but backup, export
+  and verify: actions of the same names (memory/admin_actions.py), which run
+  on a worker thread (memory/copy_worker.py) while the node keeps serving,
+  one at a time, with feedback and cancel. pending, pending_show, accept,
+  supersede and dismiss are supervised review (core/review, docs/review.md):
+  a remember refused for a reason a person can judge waits there for a
+  decision (parameters pending_enabled, pending_max, pending_max_age_days).
 
 Recall and remember exist only while persistent memory is enabled; the admin
-services always exist so `memory persistent` can say that it is disabled.
+services and actions always exist so `memory persistent` can say that it is
+disabled.
 Every callback answers through its response: no exception leaves one.
 
 The handlers themselves (request in, response out) are MemoryService's,
@@ -33,21 +35,20 @@ naming the owner. Health goes to /diagnostics once a second by default
 import sys
 import time
 
-from mira_memory.core import config, recall, store
+from mira_memory.core import config, recall
 from mira_memory.core.admission import rules, turns
 from mira_memory.core.admission.normalize import has_forbidden_characters
-from mira_memory.core.archive import copies
 from mira_memory.core.review import keep
 from mira_memory.memory import responses
+from mira_memory.memory.admin_actions import AdminActions
 from mira_memory.memory.copy_worker import CopyWorker
 from mira_memory.memory.service import MemoryService
 from mira_memory.memory.turn_gate import TurnGate
 from mira_memory.ros import diagnostics, node_runner, parameters
 from mira_memory.srv import AdminAccept, AdminDismiss, AdminPending, AdminPendingShow
 from mira_memory.srv import AdminAdd, AdminAliasAdd, AdminEntityAdd, AdminEntityFind
-from mira_memory.srv import AdminBackup, AdminExport, AdminForget, AdminRetire, AdminVerify
-from mira_memory.srv import AdminFind, AdminList, AdminShow, AdminStatus, RecallMemory, Remember
-from mira_memory.srv import AdminSupersede
+from mira_memory.srv import AdminFind, AdminForget, AdminJobs, AdminList, AdminRetire
+from mira_memory.srv import AdminShow, AdminStatus, AdminSupersede, RecallMemory, Remember
 from rcl_interfaces.msg import SetParametersResult
 from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.node import Node
@@ -97,8 +98,10 @@ class MemoryServing:
         self._pending_expiry = None  # the timer that expires pending review items
         # remember and the turn gate's deadline timers (memory/turn_gate.py).
         self._remember_group = ReentrantCallbackGroup()
-        # The backup/export/verify worker (memory/copy_worker.py).
+        # The backup/export/verify worker (memory/copy_worker.py) and the
+        # actions that start its jobs (memory/admin_actions.py).
         self._copies = CopyWorker(self)
+        self._admin_actions = None
 
     def _refusal(self):
         """Return None while calls are served, else why they are not (one line)."""
@@ -142,11 +145,12 @@ class MemoryServing:
         else:
             self.get_logger().info('persistent memory is disabled; no database is opened')
 
-    def _close_memory(self):
-        """Stop a copy in flight, stop listening and reporting, close the store and the file."""
-        # A backup or export in flight ends early (its partial file is
-        # removed) before the store closes and the file is given up.
-        self._copies.stop()
+    def _close_memory(self, because='the memory node stopped'):
+        """Stop a job in flight, stop listening and reporting, close the store and the file."""
+        # A backup, export or verify in flight ends early (its partial file
+        # is removed; its goal says canceled because) before the store
+        # closes and the file is given up.
+        self._copies.stop(because)
         if self.turn_gate is not None:
             self.destroy_subscription(self.turn_gate.subscription)
             self.turn_gate = None
@@ -166,13 +170,8 @@ class MemoryServing:
             self.create_service(RecallMemory, '~/recall_memory', self._on_recall)
             self.create_service(Remember, '~/remember', self._on_remember,
                                 callback_group=self._remember_group)
-        for service_type, command, work in ((AdminBackup, 'backup', copies.backup),
-                                            (AdminExport, 'export', copies.export)):
-            self.create_service(
-                service_type, f'~/admin/{command}', self._copy_callback(command, work),
-                callback_group=self._copies.callback_group)
-        self.create_service(AdminVerify, '~/admin/verify', self._on_verify,
-                            callback_group=self._copies.callback_group)
+        self._admin_actions = AdminActions(self)
+        self.create_service(AdminJobs, '~/admin/jobs', self._on_jobs)
         for service_type, command in ADMIN_SERVICES:
             self.create_service(
                 service_type, f'~/admin/{command}', self._admin_callback(command))
@@ -370,69 +369,17 @@ class MemoryServing:
             return self.service.admin(command, request, response)
         return callback
 
-    def _copy_callback(self, command, work):
-        """
-        Serve backup or export on the worker thread; the executor serves the rest meanwhile.
-
-        The copy reads through its own read-only snapshot connection
-        (core.archive), so the node's reader and writer are never shared
-        with the thread. A second copy while one runs is answered busy.
-        """
-        async def callback(request, response):
-            def job(service):
-                # An export holds the pending review items only when asked (core/archive).
-                private = {'include_pending': True} if getattr(
-                    request, 'include_pending', False) else {}
-                return self._copies.run(
-                    work, str(service.store.path), request.path, force=request.force,
-                    **private)
-
-            def answer(result, seconds):
-                self.get_logger().info(
-                    f'{command} of {self.settings.database_path} written to {result["path"]} '
-                    f'in {seconds:.1f} s')
-                return responses.fill_copy(response, result, command)
-            return await self._on_worker(command, response, job, answer)
-        return callback
-
-    async def _on_verify(self, request, response):
-        """Serve verify on the copy worker (one job at a time); see _copy_callback."""
-        async def job(service):
-            work, finish = service.verify_work(request)
-            return await self._copies.run(work), finish
-
-        def answer(outcome, seconds):
-            summary, finish = outcome
-            self.get_logger().info(
-                f'verify of {self.settings.database_path} in {seconds:.1f} s: {summary.line()}')
-            return finish(summary, response)
-        return await self._on_worker('verify', response, job, answer)
-
-    async def _on_worker(self, command, response, job, answer):
-        """
-        Answer an admin command whose work runs on the copy worker.
-
-        The checks every such command makes first (lifecycle refusal,
-        disabled, the database file in place), then job(service), an
-        awaitable, and answer(its result, seconds taken). A failure anywhere
-        is answered through the response: never let a callback raise into
-        the executor.
-        """
+    def _on_jobs(self, request, response):
         refusal = self._refusal()
         if refusal is not None:
             return responses.fill_admin_unavailable(response, refusal)
-        service = self.service
-        if not service.enabled:
-            return responses.fill_admin_disabled(response)
-        started = time.perf_counter()
-        try:
-            service.require_database_in_place()
-            result = await job(service)
-        except Exception as error:
-            if not isinstance(error, store.StoreError):
-                self.get_logger().error(f'admin {command} failed: {error!r}')
-            return responses.fill_admin_error(response, error)
-        return answer(result, time.perf_counter() - started)
+        return responses.fill_jobs(response, self._copies.running)
+
+    def _destroy_actions(self):
+        """Destroy the action servers (destroy_node, after _close_memory)."""
+        if self._admin_actions is not None:
+            self._admin_actions.destroy()
+            self._admin_actions = None
 
 
 class MemoryNode(MemoryServing, Node):
@@ -449,6 +396,7 @@ class MemoryNode(MemoryServing, Node):
         """Close the store (once), then destroy the node."""
         # node_runner calls this after spinning stopped, so no request is in flight.
         self._close_memory()
+        self._destroy_actions()
         super().destroy_node()
 
 

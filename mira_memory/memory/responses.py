@@ -7,6 +7,7 @@ node hands them here. Keeping the mapping in one module means a contract
 change (a new field, a new error code) is made once.
 """
 
+from mira_memory.action import Backup
 from mira_memory.core import store
 from mira_memory.core.admission import rules, turns
 from mira_memory.core.errors import ClosedError, RefusedError
@@ -148,7 +149,7 @@ def fill_reviewed(response, reviewed, memory):
 
 
 def fill_verify(response, summary, findings, truncated, pending=()):
-    """Copy a core verify Summary, its (first) findings and its pending items into AdminVerify."""
+    """Copy a verify Summary, its first findings and its pending items into a Verify result."""
     response.finding_memory_ids = [store.format_memory_id(f.memory_id) for f in findings]
     response.finding_statuses = [f.status for f in findings]
     response.finding_reasons = [f.reason for f in findings]
@@ -243,6 +244,10 @@ ERROR_EXISTS = AdminRetire.Response.ERROR_EXISTS
 # Declared in the responses of the review commands (pending_show, accept, ...).
 ERROR_CLOSED = AdminAccept.Response.ERROR_CLOSED
 ERROR_REFUSED = AdminAccept.Response.ERROR_REFUSED
+# The long jobs' results (action/*.action) only.
+ERROR_CANCELED = Backup.Result.ERROR_CANCELED
+# Feedback's remaining_sec while there is no estimate yet.
+NO_ESTIMATE = -1.0
 
 _ADMIN_ERROR_CODES = {
     store.InvalidInputError: ERROR_INVALID_ARGUMENT,
@@ -331,3 +336,51 @@ def fill_admin_unavailable(response, reason):
     response.error_code = ERROR_UNAVAILABLE
     response.message = reason
     return response
+
+
+def fill_feedback(feedback, snapshot):
+    """Copy a core progress Snapshot into a long job's action feedback."""
+    progress = snapshot.progress
+    feedback.phase = progress.phase
+    feedback.items_done = progress.done
+    feedback.items_total = progress.total
+    feedback.bytes_written = progress.bytes_written
+    feedback.elapsed_sec = snapshot.elapsed
+    feedback.remaining_sec = NO_ESTIMATE if snapshot.remaining is None else snapshot.remaining
+    return feedback
+
+
+def fill_jobs(response, running):
+    """Answer `memory jobs`: the running job (CopyWorker.running) or none."""
+    if running is None:
+        response.running = False
+        return fill_admin_success(response, 'no backup, export or verify is running')
+    response.running = True
+    response.job = running.name
+    response.goal_id = running.goal_id
+    snapshot = running.meter.snapshot()
+    if snapshot is not None:
+        fill_feedback(response, snapshot)
+    else:
+        response.remaining_sec = NO_ESTIMATE
+    return fill_admin_success(response, f'{running.name} running: goal {running.goal_id}')
+
+
+def fill_canceled(result, what, why):
+    """Answer a long job that was canceled (by its client, deactivate or shutdown)."""
+    result.success = False
+    result.error_code = ERROR_CANCELED
+    written = 'nothing was written' if what != 'verify' else 'nothing was changed'
+    result.message = f'{what} canceled ({why}); {written}'
+    return result
+
+
+def fill_busy(result, running):
+    """Answer a goal that arrived while another long job runs; running is that job."""
+    snapshot = running.meter.snapshot()
+    done = f', {snapshot.progress.fraction:.0%} done' if snapshot is not None else ''
+    result.success = False
+    result.error_code = ERROR_BUSY
+    result.message = (f'another job is running: {running.name} (goal {running.goal_id}{done}); '
+                      'this goal was not started; try again when it is done')
+    return result

@@ -16,7 +16,8 @@ tests and the bench call the same code the services run:
 
 The node (memory/node.py) adds what needs ROS: the parameters, the
 observed-turn gate in front of remember (memory/turn_gate.py), the
-backup/export worker thread (memory/copy_worker.py) and /diagnostics.
+backup/export/verify worker thread (memory/copy_worker.py), the actions
+that start its jobs (memory/admin_actions.py) and /diagnostics.
 
 Supervised review (core/review, docs/review.md): a remember refused for a
 reason a person can judge, for an operator turn the gate heard, is kept in
@@ -635,12 +636,12 @@ class MemoryService:
 
     def verify_work(self, request):
         """
-        Return (work, finish) for an AdminVerify request; the node runs work on the copy worker.
+        Return (work, finish) for a Verify goal; the node runs work on the copy worker.
 
-        work(should_stop=...) judges the memories in a child process, through
-        its own read-only snapshot (core.verify_process), and returns the
-        summary; finish(summary, response) fills the answer. Bad ids raise InvalidInputError here,
-        before anything runs.
+        work(should_stop=..., progress=...) judges the memories in a child
+        process, through its own read-only snapshot (core.verify_process),
+        and returns the summary; finish(summary, result) fills the answer.
+        Bad ids raise InvalidInputError here, before anything runs.
         """
         memory_ids = [store.parse_memory_id(text) for text in request.memory_ids]
         self.write_kept()
@@ -656,9 +657,11 @@ class MemoryService:
             else:
                 truncated['any'] = True
 
-        def work(should_stop):
+        def work(should_stop, progress):
+            # One finding past the list's end tells that there were more.
             return verify_process.run(path, memory_ids, on_finding=found,
-                                      should_stop=should_stop, on_pending=pending.append)
+                                      should_stop=should_stop, on_pending=pending.append,
+                                      progress=progress, findings_max=VERIFY_FINDINGS_MAX + 1)
 
         def finish(summary, response):
             return responses.fill_verify(response, summary, findings, truncated['any'],

@@ -17,6 +17,7 @@ be generated on a machine without ROS.
 """
 
 import argparse
+import dataclasses
 from dataclasses import dataclass
 import re
 import sys
@@ -32,9 +33,13 @@ DEFAULT_NAMESPACE = '/mira'
 # The memory node's admin services (~/admin/<command>): the console's commands.
 ADMIN_COMMANDS = (
     'status', 'entity_add', 'entity_find', 'alias_add', 'find', 'add', 'show', 'list',
-    'retire', 'forget', 'backup', 'export', 'verify',
+    'retire', 'forget', 'jobs',
     # Supervised review (docs/review.md): the admin enclave only, like the rest.
     'pending', 'pending_show', 'accept', 'supersede', 'dismiss')
+# Its long jobs, actions of the same name (~/admin/<job>): sros2 turns an
+# <actions> rule into the action's services (send_goal, cancel_goal,
+# get_result) and topics (feedback, status) under <name>/_action/.
+ADMIN_JOBS = ('backup', 'export', 'verify')
 # What the simulation's seed step calls (entity administration is supervised).
 SEED_COMMANDS = ('entity_find', 'entity_add', 'alias_add')
 WORKING_MEMORY_SERVICES = ('working_memory/show', 'working_memory/clear')
@@ -60,18 +65,20 @@ _NAMESPACE = re.compile(r'/|(/[A-Za-z_][A-Za-z0-9_]*)+')
 
 @dataclass(frozen=True)
 class Rules:
-    """Names one node may publish, subscribe to, serve (reply) and call (request)."""
+    """Names one node may publish, subscribe to, serve (reply), call (request), and actions."""
 
     publish: tuple = ()
     subscribe: tuple = ()
     reply: tuple = ()
     request: tuple = ()
+    # Actions it serves (execute) and sends goals to (call).
+    execute: tuple = ()
+    call: tuple = ()
 
     def __add__(self, other):
         """Return both rule sets in one, each name once, in order."""
         return Rules(*(tuple(dict.fromkeys(mine + theirs)) for mine, theirs in zip(
-            (self.publish, self.subscribe, self.reply, self.request),
-            (other.publish, other.subscribe, other.reply, other.request))))
+            dataclasses.astuple(self), dataclasses.astuple(other))))
 
 
 # Every node: logging, parameter events, its type description service (Jazzy
@@ -118,7 +125,9 @@ def enclaves(namespace, lifecycle=False):
         subscribe=(UTTERANCE_TOPIC,),
         reply=('~/recall_memory', '~/remember',
                *(f'~/admin/{command}' for command in ADMIN_COMMANDS),
-               *(f'~/{name}' for name in managed)))
+               *(f'~/{name}' for name in managed)),
+        execute=tuple(f'~/admin/{job}' for job in ADMIN_JOBS))
+    jobs = tuple(f'{memory}/admin/{job}' for job in ADMIN_JOBS)
     return (
         Enclave('memory', 'The memory node: serves recall, remember and admin; hears operator '
                 'turns.' + (' Managed: lifecycle services too.' if lifecycle else ''),
@@ -143,17 +152,17 @@ def enclaves(namespace, lifecycle=False):
                 '(parameter console_enclave).', (Profile('operator_chat', Rules(
                     publish=(UTTERANCE_TOPIC,), subscribe=(TOOL_RESULTS_TOPIC,))),)),
         Enclave('admin', 'Administration: the console (memory_console, and the operator '
-                "chat's memory commands), the simulation's seed step, and ros2 param on the "
-                'memory node.', (
+                "chat's memory commands), the simulation's seed step, and ros2 param and "
+                'ros2 action on the memory node.', (
                     Profile(CONSOLE_NODE, Rules(request=(
                         *(f'{memory}/admin/{command}' for command in ADMIN_COMMANDS),
-                        *(f'{cognition}/{name}' for name in WORKING_MEMORY_SERVICES))),
-                        common=NODE_COMMON, in_root=True),
+                        *(f'{cognition}/{name}' for name in WORKING_MEMORY_SERVICES)),
+                        call=jobs), common=NODE_COMMON, in_root=True),
                     Profile('seed', Rules(request=tuple(
                         f'memory/admin/{command}' for command in SEED_COMMANDS))),
                     Profile(ROS2CLI_NODE, Rules(request=tuple(
-                        f'{memory}/{name}' for name in (*PARAMETER_SERVICES, *managed))),
-                        common=NODE_COMMON, in_root=True))),
+                        f'{memory}/{name}' for name in (*PARAMETER_SERVICES, *managed)),
+                        call=jobs), common=NODE_COMMON, in_root=True))),
         Enclave('monitor', 'Monitoring (ros2 topic echo, with ROS_SECURITY_ENCLAVE_OVERRIDE): '
                 'reads /diagnostics and /rosout, nothing else.', (Profile(ROS2CLI_NODE, Rules(
                     subscribe=(DIAGNOSTICS_TOPIC, '/rosout')), common=NODE_COMMON,
@@ -188,7 +197,8 @@ def _rules_xml(indent, rules):
     lines = []
     for tag, attribute, names in (
             ('topics', 'publish', rules.publish), ('topics', 'subscribe', rules.subscribe),
-            ('services', 'reply', rules.reply), ('services', 'request', rules.request)):
+            ('services', 'reply', rules.reply), ('services', 'request', rules.request),
+            ('actions', 'execute', rules.execute), ('actions', 'call', rules.call)):
         if names:
             lines += _group(indent, tag, attribute, names)
     return lines

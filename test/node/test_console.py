@@ -131,9 +131,10 @@ def test_help_lists_every_command():
                   '[--predicate <token>] [--value "<text>"] [--source-kind <token>] '
                   '[--source-label "<text>"] [--confidence <0.0..1.0>]',
                   'memory retire MEM<n> --reason "<text>"', 'memory forget MEM<n>|ENT<n> [--yes]',
-                  'memory backup PATH [--force]', 'memory export PATH [--force] [--with-pending]',
-                  'memory verify [MEM<n> ...] [--json]', 'memory pending',
-                  'memory pending show P<n>',
+                  'memory backup PATH [--force] [--no-wait]',
+                  'memory export PATH [--force] [--no-wait] [--with-pending]',
+                  'memory verify [MEM<n> ...] [--json] [--no-wait]', 'memory jobs',
+                  'memory pending', 'memory pending show P<n>',
                   'memory accept P<n> [--new-entity TYPE] [--alias "<alias>"]...',
                   'memory supersede P<n>', 'memory dismiss P<n>'):
         assert f'  {usage}\n' in out

@@ -6,10 +6,12 @@ import os
 import re
 import signal
 
+from action_goals import ABORTED, finish
 from copy_in_flight import console_process, partial_file_locked
 from copy_in_flight import wait_for_backup_in_flight
 from memory_services import MemoryServices, OBSERVED_TURN_WAIT, remember_request
 from mira_memory import srv
+from mira_memory.action import Backup, Export, Verify
 from mira_memory.console import offline_tools
 from mira_memory.core.admission.rules import Proposal, TurnContext
 from mira_memory.core.archive import copies
@@ -95,11 +97,11 @@ def test_retiring_a_wrong_memory_lets_remember_admit_the_correction(
 
 
 def copy_refused_as_busy(ros, node):
-    """Ask for an export while a copy runs (a relative path, never copied anyway)."""
-    answer = ros.call(srv.AdminExport, f'{node.prefix}/admin/export',
-                      srv.AdminExport.Request(path='relative.jsonl'))
-    return (answer.success, answer.error_code, answer.message) == (
-        False, 'busy', 'another backup, export or verify is running; try again when it is done')
+    """Ask for an export while a backup runs (a relative path, never copied anyway)."""
+    status, result = finish(ros, node.prefix, 'export', Export.Goal(path='relative.jsonl'))
+    return (status, result.success, result.error_code) == (ABORTED, False, 'busy') and (
+        result.message.startswith('another job is running: backup (goal ')
+        and result.message.endswith('this goal was not started; try again when it is done'))
 
 
 def test_backup_runs_while_the_node_serves_everything_else(
@@ -154,7 +156,7 @@ def test_sigint_during_a_backup_stops_it_and_the_node_cleanly(
         # The copy ended with the node: no backup, its partial file removed.
         assert not target.exists() and not partial.exists()
     assert 'Traceback' not in node.output()
-    # No reply will come (the console would wait out its copy deadline).
+    # No result will come (the console gives up 10 s after the node went away).
     backup.stop(first=signal.SIGKILL)
     # The store was closed and given up cleanly: another node opens it.
     again = console_memory(start(memory_node, ros, database))
@@ -257,10 +259,16 @@ def test_migrate_refuses_while_a_memory_node_runs(ros, memory_node, tmp_path):
     assert database.read_bytes() == before
 
 
-def test_copy_services_declare_busy_and_exists():
-    for service_type in (srv.AdminRetire, srv.AdminForget, srv.AdminBackup, srv.AdminExport,
-                         srv.AdminVerify):
+def test_copy_services_and_actions_declare_busy_and_exists():
+    for service_type in (srv.AdminRetire, srv.AdminForget):
         declared = {value for name, value in vars(service_type.Response).items()
                     if name.startswith('ERROR_')}
         assert declared == {'invalid_argument', 'not_found', 'duplicate_alias', 'disabled',
                             'backend_failure', 'unavailable', 'busy', 'exists'}
+    jobs = {'invalid_argument', 'disabled', 'backend_failure', 'unavailable', 'busy',
+            'canceled'}
+    for action_type, also in ((Backup, {'exists'}), (Export, {'exists'}),
+                              (Verify, {'not_found'})):
+        declared = {value for name, value in vars(action_type.Result).items()
+                    if name.startswith('ERROR_')}
+        assert declared == jobs | also

@@ -9,15 +9,18 @@ read from the file itself, not from the node.
 """
 
 import hashlib
+import os
+import pathlib
 import signal
 import sqlite3
 
+from action_goals import ABORTED, finish, Goal
 from copy_in_flight import console_process, partial_file_locked, wait_for_backup_in_flight
 from diagnostics_util import diagnostics, values
 from lifecycle_cli import get_state, prepare, set_state
 from memory_services import create_clients, MemoryServices, OBSERVED_TURN_WAIT
 from memory_services import remember_request
-from mira_memory import srv
+from mira_memory.action import Backup
 from mira_memory.core.admission.rules import Proposal, TurnContext
 from mira_memory.core.archive import copies
 from mira_memory.core.store import ownership
@@ -92,9 +95,10 @@ def assert_refused(services, database):
         answer = services.admin(command, **fields)
         assert (answer.success, answer.error_code) == (False, 'unavailable'), answer
         assert 'only while active' in answer.message
-    backup = services.ros.call(srv.AdminBackup, f'{services.prefix}/admin/backup',
-                               srv.AdminBackup.Request(path=str(database) + '.bak'))
-    assert (backup.success, backup.error_code) == (False, 'unavailable')
+    status, backup = finish(services.ros, services.prefix, 'backup',
+                            Backup.Goal(path=str(database) + '.bak'))
+    assert (status, backup.success, backup.error_code) == (ABORTED, False, 'unavailable')
+    assert 'only while active' in backup.message
     assert (rows(database), rows(database, 'entities'), rows(database, 'pending')) == before
 
 
@@ -193,7 +197,7 @@ def test_deactivate_stops_a_backup_in_flight_and_answers_its_caller(ros, managed
         code = backup.wait(timeout=60)
         assert not partial.exists()
     assert (code, backup.output()) == (
-        1, 'error: backend_failure: backup stopped before it was complete; nothing was '
+        1, 'error: canceled: backup canceled (the memory node was deactivated); nothing was '
            'written\n')
     assert not target.exists()
     assert get_state(ros, node.prefix) == ('inactive', 2)
@@ -287,3 +291,60 @@ def test_shutdown_from_any_state_closes_everything(ros, managed, tmp_path, reach
     assert node.running()
     assert node.stop(signal.SIGTERM) == 0
     assert 'Traceback' not in node.output() and not error_lines(node.output())
+
+
+def _backup_goal_in_flight(ros, node, tmp_path):
+    """Send a backup goal that stays in flight (its partial file is locked); return it."""
+    target = tmp_path / 'backup.sqlite3'
+    goal = Goal(ros, node.prefix, 'backup', Backup.Goal(path=str(target)))
+    partial = str(copies.partial_path(target, node.process.pid))
+    fds = pathlib.Path(f'/proc/{node.process.pid}/fd')
+
+    def partial_open():
+        return any(os.path.realpath(fd) == partial for fd in fds.iterdir())
+    goal.wait_for(partial_open, 'the backup writing its partial file')
+    return goal, target
+
+
+@pytest.mark.parametrize('transition, said', [('deactivate', 'deactivated'),
+                                              ('shutdown', 'shut down')])
+def test_a_transition_cancels_a_running_goal_and_removes_its_partial_file(
+        ros, managed, tmp_path, transition, said):
+    database = tmp_path / 'memory.sqlite3'
+    node = managed(ros, {'enabled': True, 'database_path': str(database)})
+    assert set_state(ros, node.prefix, 'configure')
+    assert set_state(ros, node.prefix, 'activate')
+    MemoryServices(ros, node.prefix).entity('Ada Lovelace')
+    target = tmp_path / 'backup.sqlite3'
+    with partial_file_locked(target, node.process.pid):
+        goal, target = _backup_goal_in_flight(ros, node, tmp_path)
+        try:
+            assert set_state(ros, node.prefix, transition)
+            status, result = goal.result(timeout=60)
+        finally:
+            goal.close()
+        assert not copies.partial_path(target, node.process.pid).exists()
+    assert (status, result.success, result.error_code) == (ABORTED, False, 'canceled')
+    assert result.message == f'backup canceled (the memory node was {said}); nothing was written'
+    assert not target.exists()
+    assert node.stop(signal.SIGTERM) == 0
+    assert 'Traceback' not in node.output() and not error_lines(node.output())
+
+
+@pytest.mark.parametrize('sent', [signal.SIGINT, signal.SIGTERM], ids=['SIGINT', 'SIGTERM'])
+def test_a_signal_stops_the_node_promptly_while_a_goal_runs(ros, managed, tmp_path, sent):
+    database = tmp_path / 'memory.sqlite3'
+    node = managed(ros, {'enabled': True, 'database_path': str(database)})
+    assert set_state(ros, node.prefix, 'configure')
+    assert set_state(ros, node.prefix, 'activate')
+    MemoryServices(ros, node.prefix).entity('Ada Lovelace')
+    target = tmp_path / 'backup.sqlite3'
+    with partial_file_locked(target, node.process.pid):
+        goal, target = _backup_goal_in_flight(ros, node, tmp_path)
+        goal.close()
+        # NodeProcess.stop fails the test unless this one signal ends the process.
+        assert node.stop(sent) == 0
+        assert not copies.partial_path(target, node.process.pid).exists()
+    assert not target.exists()
+    assert 'Traceback' not in node.output() and not error_lines(node.output())
+    assert_file_is_free(database)

@@ -12,8 +12,10 @@ import contextlib
 import os
 import stat
 
+from action_goals import finish
 from diagnostics_util import diagnostics, values
 from mira_memory import srv
+from mira_memory.action import Backup, Export
 from mira_memory.core.store import MemoryStore
 import pytest
 
@@ -50,16 +52,15 @@ def test_the_node_creates_every_file_0600_and_its_directories_0700(memory_node, 
         path.name: oct(0o600) for path in files}
     copies = tmp_path / 'copies'
     copies.mkdir(mode=0o755)
-    for service_type, command in ((srv.AdminBackup, 'backup'), (srv.AdminExport, 'export')):
+    for action_type, command in ((Backup, 'backup'), (Export, 'export')):
         target = copies / command
-        answer = ros.call(service_type, f'{node.prefix}/admin/{command}',
-                          service_type.Request(path=str(target)), timeout=60.0)
+        _, answer = finish(ros, node.prefix, command, action_type.Goal(path=str(target)))
         assert answer.success, answer.message
         assert oct(mode(target)) == oct(0o600), command
         # --force replaces the file with a new 0600 one, also over a 0644 file.
         target.chmod(0o644)
-        answer = ros.call(service_type, f'{node.prefix}/admin/{command}',
-                          service_type.Request(path=str(target), force=True), timeout=60.0)
+        _, answer = finish(ros, node.prefix, command,
+                           action_type.Goal(path=str(target), force=True))
         assert answer.success, answer.message
         assert oct(mode(target)) == oct(0o600), command
     assert sorted(path.name for path in copies.iterdir()) == ['backup', 'export']

@@ -142,15 +142,19 @@ def test_every_process_wires_exactly_what_its_enclave_allows(ros, tmp_path, nest
     # The operator source calls nothing: no admin service, not even entity_find.
     assert seen['operator_source']['call'] == set()
     # The admin enclave's console calls exactly the admin and working-memory
-    # services the nodes serve; its ros2 param profile exactly the memory
-    # node's parameter services.
+    # services the nodes serve (the actions' among them); its ros2 param
+    # profile exactly the memory node's parameter services, and
     admin = policy[f'{namespace}/admin']
     served = {name for rules in seen.values() for name in rules['serve']}
     assert admin[('/', security_policy.CONSOLE_NODE)]['call'] == {
         name for name in served if name.startswith(tuple(
             f'{namespace}{prefix}' for prefix in ADMIN_PREFIXES))}
+    # its ros2 action profile exactly the services of the memory node's actions.
+    actions = {name for name in seen['memory']['serve'] if '/_action/' in name}
+    assert len(actions) == 3 * len(security_policy.ADMIN_JOBS)
     assert admin[('/', security_policy.ROS2CLI_NODE)]['call'] == {
-        f'{namespace}/memory/{name}' for name in security_policy.PARAMETER_SERVICES} == {
+        f'{namespace}/memory/{name}' for name in security_policy.PARAMETER_SERVICES} | actions
+    assert {f'{namespace}/memory/{name}' for name in security_policy.PARAMETER_SERVICES} == {
         name for name in seen['memory']['serve']
         if name.rpartition('/')[2] in security_policy.PARAMETER_SERVICES}
     # operator_chat: exactly its profile; its console: only what the admin

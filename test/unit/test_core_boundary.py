@@ -5,7 +5,8 @@ The ROS-free modules stay ROS-free, and the core imports nothing above it.
 ROS-free: mira_memory/core/ (the memory domain), cognition's library
 (episodes, tools, chat, scenario) and wire's id rule: no rclpy, no rosidl,
 no generated interfaces. The core imports no other layer of the package
-(ros/, memory/, cognition/, console/, simulation/, wire).
+(ros/, memory/, cognition/, console/, simulation/, wire), and no two core
+modules import each other, even through others or inside a function.
 """
 
 import ast
@@ -78,6 +79,58 @@ def test_checker_catches_a_ros_import(tmp_path):
     sample.write_text('from mira_memory import srv\nimport rclpy.node\n')
     assert [m for m in _imported_modules(sample) if _is_forbidden(m)] == [
         'mira_memory.srv', 'rclpy.node']
+
+
+def _module_name(path, root):
+    parts = path.relative_to(root.parent).with_suffix('').parts
+    return '.'.join(parts[:-1] if parts[-1] == '__init__' else parts)
+
+
+def _import_cycles(root):
+    """Return the import cycles among the modules under root, each a sorted list of names."""
+    modules = {_module_name(path, root): path for path in root.rglob('*.py')}
+    graph = {}
+    for name, path in modules.items():
+        targets = set()
+        for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+            if isinstance(node, ast.Import):
+                targets.update(alias.name for alias in node.names)
+            elif isinstance(node, ast.ImportFrom) and node.level == 0:
+                # `from package import module` depends on the module itself.
+                targets.update(f'{node.module}.{alias.name}'
+                               if f'{node.module}.{alias.name}' in modules else node.module
+                               for alias in node.names)
+        graph[name] = {target for target in targets if target in modules} - {name}
+
+    def reaches(start):
+        seen, todo = set(), [start]
+        while todo:
+            for target in graph[todo.pop()] - seen:
+                seen.add(target)
+                todo.append(target)
+        return seen
+    reach = {name: reaches(name) for name in graph}
+    cycles = {tuple(sorted({name} | {other for other in reach[name] if name in reach[other]}))
+              for name in graph if name in reach[name]}
+    return sorted(list(cycle) for cycle in cycles)
+
+
+def test_core_has_no_import_cycles():
+    # A cycle makes the import order matter and the layers meaningless
+    # (archive.copies <-> export_format and config <-> config_file were two).
+    assert _import_cycles(CORE) == []
+
+
+def test_cycle_finder_catches_a_cycle_through_a_function(tmp_path):
+    # The check above must be able to fail, also for an import inside a function.
+    package = tmp_path / 'core'
+    package.mkdir()
+    (package / '__init__.py').write_text('')
+    (package / 'a.py').write_text('from core import b\n')
+    (package / 'b.py').write_text('def f():\n    from core import c\n')
+    (package / 'c.py').write_text('import core.a\n')
+    (package / 'd.py').write_text('from core import a\n')
+    assert _import_cycles(package) == [['core.a', 'core.b', 'core.c']]
 
 
 def test_importing_the_ros_free_modules_loads_no_ros_module():

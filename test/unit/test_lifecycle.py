@@ -11,7 +11,7 @@ from admission_cases import context, FACT, FACT_CONTEXT
 from conftest import fixed_clock
 from mira_memory.console import offline_tools
 from mira_memory.core.admission.rules import admit
-from mira_memory.core.archive import copies, export_format
+from mira_memory.core.archive import copies, export_format, export_layout
 from mira_memory.core.store import BusyError, InvalidInputError, MemoryStore, NewMemory
 from mira_memory.core.store import NotFoundError, schema, TargetExistsError
 from mira_memory.simulation import processes
@@ -235,7 +235,7 @@ def test_backup_is_the_snapshot_of_its_start_while_the_store_keeps_writing(store
     before = store.counts()
     written = []
 
-    def write_during_the_copy(status, remaining, total):
+    def write_during_the_copy(progress):
         if not written:
             written.append(store.add_memory(NewMemory(
                 kind='fact', summary='Ada writes notes', links=((ada[0].id, 'subject'),))))
@@ -405,7 +405,7 @@ def test_a_malformed_record_is_one_line_naming_its_type_and_field(
 def test_record_models_have_exactly_the_exported_fields():
     # Export writes RECORD_FIELDS; import checks the models: the two must not drift.
     for kind, model in export_format._RECORD_MODELS.items():
-        assert tuple(model.__fields__) == ('type', *copies.RECORD_FIELDS[kind])
+        assert tuple(model.__fields__) == ('type', *export_layout.RECORD_FIELDS[kind])
 
 
 def test_import_refuses_a_database_that_is_not_empty(full_store, tmp_path):

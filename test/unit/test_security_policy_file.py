@@ -23,8 +23,9 @@ NAMESPACES = ['/mira', '/site/robot2', '/']
 ENCLAVES = {'memory', 'cognition', 'attention', 'perception', 'operator_source',
             'operator_chat', 'admin', 'monitor'}
 ADMIN = {'status', 'entity_add', 'entity_find', 'alias_add', 'find', 'add', 'show', 'list',
-         'retire', 'forget', 'backup', 'export', 'verify',
+         'retire', 'forget', 'jobs',
          'pending', 'pending_show', 'accept', 'supersede', 'dismiss'}
+JOBS = ('backup', 'export', 'verify')
 PARAMETER_SERVICES = {'describe_parameters', 'get_parameter_types', 'get_parameters',
                       'list_parameters', 'set_parameters', 'set_parameters_atomically'}
 NO_SCHEMA = ('sros2 is not installed (no ROS install); on a ROS install this validates '
@@ -105,13 +106,40 @@ def test_only_the_admin_enclave_calls_admin_and_the_memory_nodes_parameter_servi
     memory = f'{prefix(namespace)}/memory'
     admin = {f'{memory}/admin/{command}' for command in ADMIN}
     assert {name for name in merged[f'{prefix(namespace)}/memory']['serve']
-            if name.startswith(f'{memory}/admin/')} == admin
+            if name.startswith(f'{memory}/admin/') and '/_action/' not in name} == admin
     parameters = {f'{memory}/{name}' for name in PARAMETER_SERVICES}
     for name in admin | parameters:
         assert holders(merged, 'call', name) == {'admin'}, name
     seed = policy(namespace)[f'{prefix(namespace)}/admin'][(namespace, 'seed')]
     assert seed['call'] == {f'{memory}/admin/{command}'
                             for command in ('entity_find', 'entity_add', 'alias_add')}
+
+
+@pytest.mark.parametrize('namespace', NAMESPACES)
+def test_only_the_admin_enclave_sends_goals_to_and_watches_the_jobs(namespace):
+    merged = enclaves(namespace)
+    memory = f'{prefix(namespace)}/memory'
+    for job in JOBS:
+        action = f'{memory}/admin/{job}/_action'
+        for service in ('send_goal', 'cancel_goal', 'get_result'):
+            assert holders(merged, 'serve', f'{action}/{service}') == {'memory'}
+            assert holders(merged, 'call', f'{action}/{service}') == {'admin'}
+        for topic in ('feedback', 'status'):
+            assert holders(merged, 'publish', f'{action}/{topic}') == {'memory'}
+            assert holders(merged, 'subscribe', f'{action}/{topic}') == {'admin'}
+    # The console and ros2 action (ros2cli) may; the seed step may not.
+    admin = policy(namespace)[f'{prefix(namespace)}/admin']
+    callers = {node for (_, node), rules in admin.items()
+               if f'{memory}/admin/backup/_action/send_goal' in rules['call']}
+    assert callers == {security_policy.CONSOLE_NODE, security_policy.ROS2CLI_NODE}
+
+
+def test_the_shipped_policy_grants_actions_with_sros2s_actions_element():
+    text = SHIPPED.read_text()
+    assert text.count('<actions execute="ALLOW">') == 1
+    assert text.count('<actions call="ALLOW">') == 2
+    assert '<action>~/admin/backup</action>' in text
+    assert '<action>/mira/memory/admin/verify</action>' in text
 
 
 @pytest.mark.parametrize('namespace', NAMESPACES)

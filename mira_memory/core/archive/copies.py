@@ -10,7 +10,9 @@ when it is complete, fsynced and verified; an existing target is kept unless
 force is given. Both take should_stop, a callable asked between backup steps,
 every few thousand SQLite instructions and every EXPORT_STOP_CHECK_ROWS
 rows: when it returns True the copy ends with CopyStoppedError and no file
-(the memory node asks this when it shuts down during a copy).
+(the memory node asks this when a job is canceled or the node stops). Both,
+and import, report how far they are to progress (a callable taking a
+core.archive.progress.Progress) at the same points.
 
 Import is offline: it builds a new database from an export in one
 transaction, checking every store rule, and leaves no file behind when the
@@ -32,11 +34,14 @@ import sqlite3
 
 from mira_memory.core.admission.normalize import display_form, normalize_token
 from mira_memory.core.admission.rules import source_label, TurnContext
+from mira_memory.core.archive.export_layout import COUNT_NAMES, EXPORT_FORMAT
+from mira_memory.core.archive.export_layout import RECORD_FIELDS, RECORD_TYPES
+from mira_memory.core.archive.progress import BACKUP_CHECKING, BACKUP_COPYING, EXPORT_WRITING
+from mira_memory.core.archive.progress import IMPORT_READING, Progress
 from mira_memory.core.errors import BackendError, InvalidInputError, StoreError, TargetExistsError
 from mira_memory.core.store import private_files, records, schema, writes
 from mira_memory.core.store.transaction import set_pragma
 
-EXPORT_FORMAT = 'mira_memory export'
 # Pages per backup step: small enough that one step is a few milliseconds of
 # I/O, large enough that a 400 MB store needs no more than a few thousand steps.
 BACKUP_PAGES_PER_STEP = 1024
@@ -45,12 +50,12 @@ BACKUP_PAGES_PER_STEP = 1024
 # takes the GIL from the node's executor thread) runs about 100 times a second.
 STOP_CHECK_INSTRUCTIONS = 1_000_000
 EXPORT_STOP_CHECK_ROWS = 1000
-RECORD_TYPES = ('entity', 'alias', 'memory', 'link', 'payload', 'receipt', 'supersession',
-                'pending')
-# Header count names per record type (the store's counts() names).
-COUNT_NAMES = {'entity': 'entities', 'alias': 'aliases', 'memory': 'memories',
-               'link': 'links', 'payload': 'payloads', 'receipt': 'receipts',
-               'supersession': 'supersessions', 'pending': 'pending'}
+# integrity_check runs about this many SQLite instructions per page of the
+# file (2.0 thousand per page at 10,000 and 100,000 memories, SQLite 3.40):
+# the checking phase's pages done are estimated from the instructions run.
+CHECK_INSTRUCTIONS_PER_PAGE = 2000
+# Import reports its progress every this many lines.
+IMPORT_PROGRESS_LINES = 1000
 _SEQUENCE_TABLES = {'entity': 'entities', 'alias': 'aliases', 'memory': 'memories',
                     'payload': 'payloads', 'pending': 'pending'}
 _TABLES = dict(_SEQUENCE_TABLES, link='memory_links', receipt='receipts',
@@ -74,18 +79,6 @@ _EXPORT_SQL = {
     'supersession': 'SELECT old_memory_id, new_memory_id, created_at FROM supersessions'
                     ' ORDER BY old_memory_id',
     'pending': 'SELECT %s FROM pending ORDER BY id' % ', '.join(records.PENDING_COLUMNS),
-}
-RECORD_FIELDS = {
-    'entity': ('id', 'entity_type', 'canonical_name', 'created_at'),
-    'alias': ('id', 'entity_id', 'alias', 'created_at'),
-    'memory': ('id', 'kind', 'summary', 'predicate', 'value', 'source_kind', 'source_label',
-               'confidence', 'status', 'created_at', 'retired_at', 'retired_reason'),
-    'link': ('memory_id', 'entity_id', 'role'),
-    'payload': ('id', 'memory_id', 'storage', 'media_type', 'text', 'object_ref', 'sha256',
-                'created_at'),
-    'receipt': records.RECEIPT_COLUMNS,
-    'supersession': ('old_memory_id', 'new_memory_id', 'created_at'),
-    'pending': records.PENDING_COLUMNS,
 }
 
 
@@ -158,6 +151,10 @@ def _never():
     return False
 
 
+def _ignore(progress):
+    return None
+
+
 def _stoppable(conn, should_stop):
     """Make conn's statements end with 'interrupted' as soon as should_stop() is True."""
     conn.set_progress_handler(lambda: 1 if should_stop() else 0, STOP_CHECK_INSTRUCTIONS)
@@ -186,7 +183,7 @@ def read_snapshot(source, should_stop=_never, *, check_schema=True):
         conn.close()
 
 
-def backup(source, target, *, force=False, pages=BACKUP_PAGES_PER_STEP, progress=None,
+def backup(source, target, *, force=False, pages=BACKUP_PAGES_PER_STEP, progress=_ignore,
            check_schema=True, should_stop=_never):
     """
     Copy the database at source to target with SQLite's online backup API.
@@ -197,20 +194,23 @@ def backup(source, target, *, force=False, pages=BACKUP_PAGES_PER_STEP, progress
     before it is fsynced and put in place. check_schema=False copies a file
     of any schema version (memory_migrate's backup of a version 1 file).
     SQLite releases the GIL during each step, so other Python threads run
-    while the pages are copied.
+    while the pages are copied. progress gets the copying phase (pages) after
+    every step, then the checking phase (pages, estimated).
     """
     target = _absolute_target(source, target, force)
     partial = partial_path(target)
+    page_size = [0]
 
     def step_done(status, remaining, total):
         if should_stop():
             raise CopyStoppedError('backup stopped before it was complete; nothing was written')
-        if progress is not None:
-            progress(status, remaining, total)
+        copied = total - remaining
+        progress(Progress(BACKUP_COPYING, copied, total, copied * page_size[0]))
 
     with _copy_failures('backup', partial, should_stop):
         with read_snapshot(source, should_stop, check_schema=check_schema) as src:
             counts = schema.table_counts(src)
+            page_size[0] = src.execute('PRAGMA page_size').fetchone()[0]
             private_files.create_empty(partial)  # 0600, like the database
             # timeout=0: the partial file is this copy's alone, so a lock on it
             # is answered at once (and retried after the step's pause) instead
@@ -221,12 +221,32 @@ def backup(source, target, *, force=False, pages=BACKUP_PAGES_PER_STEP, progress
                 # The copy carries the source's WAL flag; a backup is one file.
                 dst.execute('PRAGMA journal_mode = DELETE').fetchall()
                 dst.execute('PRAGMA foreign_keys = ON')
-                schema.check_integrity(dst)
+                size = partial.stat().st_size
+                _check_reporting(dst, should_stop, progress, size // page_size[0], size)
                 copied = schema.table_counts(dst)
                 if copied != counts:
                     raise BackendError('the copy has %r rows, the snapshot %r' % (copied, counts))
         _publish(partial, target, force)
     return {'path': str(target), 'bytes': target.stat().st_size, 'counts': counts}
+
+
+def _check_reporting(conn, should_stop, progress, pages, size):
+    """Run integrity_check on conn, reporting the checking phase as it goes."""
+    checked = [0]
+    per_call = STOP_CHECK_INSTRUCTIONS // CHECK_INSTRUCTIONS_PER_PAGE
+
+    def handler():
+        if should_stop():
+            return 1
+        # An estimate: never report the check complete before it is.
+        checked[0] = min(checked[0] + per_call, max(pages - 1, 0))
+        progress(Progress(BACKUP_CHECKING, checked[0], pages, size))
+        return 0
+    progress(Progress(BACKUP_CHECKING, 0, pages, size))
+    conn.set_progress_handler(handler, STOP_CHECK_INSTRUCTIONS)
+    schema.check_integrity(conn)
+    _stoppable(conn, should_stop)
+    progress(Progress(BACKUP_CHECKING, pages, pages, size))
 
 
 @contextlib.contextmanager
@@ -253,7 +273,8 @@ def _sequences(conn):
     return dict(conn.execute('SELECT name, seq FROM sqlite_sequence ORDER BY name'))
 
 
-def export(source, target, *, force=False, should_stop=_never, include_pending=False):
+def export(source, target, *, force=False, should_stop=_never, progress=_ignore,
+           include_pending=False):
     """
     Write the database at source as deterministic JSON Lines; return the header counts.
 
@@ -262,7 +283,7 @@ def export(source, target, *, force=False, should_stop=_never, include_pending=F
     supersessions, each in id order, then (include_pending) the items
     waiting for review; one JSON object per line with sorted keys. Derived
     keys (name_key, alias_key, value_key) are left out: import computes them
-    again.
+    again. progress gets the writing phase (records of the header's total).
     """
     kinds = tuple(kind for kind in RECORD_TYPES
                   if include_pending or kind not in PRIVATE_RECORD_TYPES)
@@ -277,18 +298,26 @@ def export(source, target, *, force=False, should_stop=_never, include_pending=F
                 'counts': {COUNT_NAMES[kind]: counts[_table(kind)] for kind in kinds},
                 'sequences': _sequences(src),
             }
+            total = sum(header['counts'].values())
+            written = 0
             with open(partial, 'w', encoding='utf-8', newline='\n',
                       opener=private_files.opener) as out:  # 0600
                 out.write(_line(header))
+                progress(Progress(EXPORT_WRITING, 0, total, out.tell()))
                 for kind in kinds:
                     fields = RECORD_FIELDS[kind]
                     for number, row in enumerate(src.execute(_EXPORT_SQL[kind])):
-                        if number % EXPORT_STOP_CHECK_ROWS == 0 and should_stop():
-                            raise CopyStoppedError('export stopped before it was complete;'
-                                                   ' nothing was written')
+                        if number % EXPORT_STOP_CHECK_ROWS == 0:
+                            if should_stop():
+                                raise CopyStoppedError('export stopped before it was complete;'
+                                                       ' nothing was written')
+                            progress(Progress(EXPORT_WRITING, written + number, total,
+                                              out.tell()))
                         record = {'type': kind}
                         record.update(zip(fields, row))
                         out.write(_line(record))
+                    written += counts[_table(kind)]
+                progress(Progress(EXPORT_WRITING, total, total, out.tell()))
         _publish(partial, target, force)
     return {'path': str(target), 'bytes': target.stat().st_size, 'counts': header['counts']}
 
@@ -527,9 +556,12 @@ def _header(number, text):
         raise _refused(number, str(error)) from None
 
 
-def import_export(database, lines):
+def import_export(database, lines, progress=_ignore):
     """
     Fill the empty database file `database` from export lines; return the counts.
+
+    progress gets the importing phase (records of the header's total) every
+    IMPORT_PROGRESS_LINES lines.
 
     database must be a path to an absent or zero-byte file that the caller
     owns (core.ownership). Everything happens in one transaction; on any
@@ -554,7 +586,11 @@ def import_export(database, lines):
                 raise _refused(number, 'line is incomplete (the export is truncated)')
             if header is None:
                 header = _header(number, text)
+                total = sum(header[0].values())
+                progress(Progress(IMPORT_READING, 0, total))
                 continue
+            if number % IMPORT_PROGRESS_LINES == 0:
+                progress(Progress(IMPORT_READING, number - 1, total))
             try:
                 record = json.loads(text)
             except ValueError:
@@ -586,6 +622,7 @@ def import_export(database, lines):
                 raise _refused(1, 'header sequence of %s is below its largest id' % table)
             conn.execute('DELETE FROM sqlite_sequence WHERE name = ?', (table,))
             conn.execute('INSERT INTO sqlite_sequence (name, seq) VALUES (?, ?)', (table, seq))
+        progress(Progress(IMPORT_READING, number - 1, sum(counts.values())))
         schema.check_integrity(conn)
         conn.execute('COMMIT')
         conn.execute('PRAGMA wal_checkpoint(TRUNCATE)').fetchall()

@@ -13,7 +13,7 @@ up and exports but never imports, does not pay pydantic's import (about
 
 from typing import Any, Dict, Literal, Optional
 
-from mira_memory.core.archive.copies import COUNT_NAMES, EXPORT_FORMAT, RECORD_FIELDS
+from mira_memory.core.archive.export_layout import COUNT_NAMES, EXPORT_FORMAT, RECORD_FIELDS
 from mira_memory.core.pydantic_compat import Field, Model, one_line, root_validator
 from mira_memory.core.pydantic_compat import StrictInt, StrictStr, ValidationError, validator
 from mira_memory.core.store import schema

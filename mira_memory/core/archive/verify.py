@@ -36,6 +36,7 @@ import sqlite3
 from mira_memory.core.admission import language, rules
 from mira_memory.core.admission.normalize import display_form
 from mira_memory.core.archive import copies
+from mira_memory.core.archive.progress import Progress, VERIFY_JUDGING
 from mira_memory.core.errors import BackendError, InvalidInputError, NotFoundError
 from mira_memory.core.review import decisions
 from mira_memory.core.store import pending, reads, records
@@ -50,6 +51,9 @@ NOT_JUDGED = 'not_judged'
 STOP_CHECK_MEMORIES = 100
 
 _MEMORY_SQL = 'SELECT id FROM memories WHERE id = ?'
+# How many memories a verify of every active remembered memory judges.
+_COUNT_SQL = ('SELECT count(*) FROM memories AS m'
+              " WHERE m.source_kind = 'operator_statement' AND m.status = 'active'")
 _LINKS_SQL = ('SELECT entity_id, role FROM memory_links WHERE memory_id = ?'
               ' ORDER BY entity_id, role')
 
@@ -203,7 +207,12 @@ def _never():
     return False
 
 
-def verify(source, memory_ids=(), *, on_finding=None, should_stop=_never, on_pending=None):
+def _ignore(progress):
+    return None
+
+
+def verify(source, memory_ids=(), *, on_finding=None, should_stop=_never, on_pending=None,
+           progress=_ignore):
     """
     Judge the memories of the database at source again; return the Summary.
 
@@ -212,7 +221,8 @@ def verify(source, memory_ids=(), *, on_finding=None, should_stop=_never, on_pen
     (on_pending(PendingFinding) for each, in id order). An id that does not
     exist raises NotFoundError before anything is judged. on_finding(Finding)
     is called for each memory that is not OK, in id order. should_stop as
-    for backup (CopyStoppedError). Never writes.
+    for backup (CopyStoppedError); progress gets the judging phase (memories
+    judged of those to judge) as often. Never writes.
     """
     version, digest = language.RULES_VERSION, language.rules_digest()
     counts = dict.fromkeys((OK, WOULD_REJECT, NO_RECEIPT, MISMATCH, NOT_JUDGED), 0)
@@ -228,9 +238,13 @@ def verify(source, memory_ids=(), *, on_finding=None, should_stop=_never, on_pen
                 if conn.execute(_MEMORY_SQL, (memory_id,)).fetchone() is None:
                     raise NotFoundError(
                         'memory %s not found' % records.format_memory_id(memory_id))
+            total = len(wanted) if wanted else conn.execute(_COUNT_SQL).fetchone()[0]
+            progress(Progress(VERIFY_JUDGING, 0, total))
             for number, row in enumerate(_rows(conn, wanted)):
-                if number % STOP_CHECK_MEMORIES == 0 and should_stop():
-                    raise copies.CopyStoppedError('verify stopped before it was complete')
+                if number % STOP_CHECK_MEMORIES == 0:
+                    if should_stop():
+                        raise copies.CopyStoppedError('verify stopped before it was complete')
+                    progress(Progress(VERIFY_JUDGING, number, total))
                 finding = _judge_row(conn, reads, row)
                 status = OK if finding is None else finding.status
                 counts[status] += 1
@@ -245,6 +259,7 @@ def verify(source, memory_ids=(), *, on_finding=None, should_stop=_never, on_pen
                     pending_counts['judged'] += 1
                     pending_counts['admissible'] += found.status == decisions.ADMISSIBLE
                     on_pending(found)
+            progress(Progress(VERIFY_JUDGING, total, total))
     judged = counts[OK] + counts[WOULD_REJECT] + counts[NO_RECEIPT] + counts[MISMATCH]
     return Summary(judged, counts[OK], counts[WOULD_REJECT], counts[NO_RECEIPT],
                    counts[MISMATCH], counts[NOT_JUDGED], other_rules, version, digest,

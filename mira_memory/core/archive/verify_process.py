@@ -13,13 +13,15 @@ child the judging runs on another interpreter, at a lower CPU priority
 the node's copy-worker thread only waits on the child's output.
 
 The child runs core.verify.verify on the same file, read-only through its
-own snapshot connection, and writes one JSON line per finding and one final
-line (the summary, or an error). It judges with the rules data its
-interpreter loads, which must be the node's: run() passes the node's rules
-digest, and a child that loaded other data (the files changed on disk since
-the node started) refuses to judge rather than answer for rules the node
-does not run. The child stops when it is asked to (the parent kills it) and
-when its parent is gone.
+own snapshot connection, and writes one JSON line per finding (the first
+findings_max of them: the node lists no more, and a store with 378,251
+findings spent its time encoding, piping and decoding them), a progress line
+every PROGRESS_SECONDS and one final line (the summary, or an error). It
+judges with the rules data its interpreter loads, which must be the node's:
+run() passes the node's rules digest, and a child that loaded other data
+(the files changed on disk since the node started) refuses to judge rather
+than answer for rules the node does not run. The child stops when it is
+asked to (the parent kills it) and when its parent is gone.
 """
 
 import argparse
@@ -30,15 +32,19 @@ import pathlib
 import selectors
 import subprocess
 import sys
+import time
 
 from mira_memory.core.admission import language
 from mira_memory.core.archive import copies, verify
+from mira_memory.core.archive.progress import Progress
 from mira_memory.core.errors import BackendError, InvalidInputError, NotFoundError
 
 # The child's niceness: below the node (0), so its judging yields the CPU.
 VERIFY_NICENESS = 10
 # How often the parent looks at should_stop while the child works.
 _POLL_SECONDS = 0.2
+# How often the child reports its progress.
+PROGRESS_SECONDS = 0.25
 # How long a child that sent its last line may take to exit before it is killed.
 _EXIT_SECONDS = 5.0
 # Errors that cross the process boundary by name, to be raised as themselves.
@@ -51,19 +57,27 @@ def _never():
     return False
 
 
-def run(source, memory_ids=(), *, on_finding=None, should_stop=_never, on_pending=None):
+def _ignore(progress):
+    return None
+
+
+def run(source, memory_ids=(), *, on_finding=None, should_stop=_never, on_pending=None,
+        progress=_ignore, findings_max=None):
     """
     Verify the database at source in a child process; return verify.Summary.
 
     Same contract as core.verify.verify: on_finding(Finding) per memory that
-    is not OK, in id order; on_pending(PendingFinding) per pending item;
-    NotFoundError for an id that does not exist; CopyStoppedError when
-    should_stop() turns True (the child is killed).
+    is not OK, in id order (the first findings_max of them when given; the
+    summary's counts are exact either way); on_pending(PendingFinding) per
+    pending item; NotFoundError for an id that does not exist;
+    CopyStoppedError when should_stop() turns True (the child is killed);
+    progress(Progress) every PROGRESS_SECONDS.
     """
     on_finding = on_finding or (lambda finding: None)
     on_pending = on_pending or (lambda finding: None)
     argv = [sys.executable, '-m', 'mira_memory.core.archive.verify_process',
             '--database', str(source), '--rules-digest', language.rules_digest(),
+            *(['--findings-max', str(findings_max)] if findings_max is not None else []),
             *(str(i) for i in memory_ids)]
     env = dict(os.environ)
     # The child imports this very package, wherever the parent found it.
@@ -80,6 +94,9 @@ def run(source, memory_ids=(), *, on_finding=None, should_stop=_never, on_pendin
                 found = message['pending']
                 on_pending(verify.PendingFinding(**dict(
                     found, memory_ids=tuple(found['memory_ids']))))
+                continue
+            if 'progress' in message:
+                progress(Progress(*message['progress']))
                 continue
             answered = True
             if 'summary' in message:
@@ -128,6 +145,7 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[1])
     parser.add_argument('--database', required=True)
     parser.add_argument('--rules-digest', required=True)
+    parser.add_argument('--findings-max', type=int)
     parser.add_argument('memory_ids', nargs='*', type=int)
     args = parser.parse_args(argv)
     os.nice(VERIFY_NICENESS)
@@ -138,8 +156,20 @@ def main(argv=None):
         out.write(json.dumps(message) + '\n')
         out.flush()
 
+    sent = [0]
+
     def finding(found):
-        send({'finding': dataclasses.asdict(found)})
+        if args.findings_max is None or sent[0] < args.findings_max:
+            sent[0] += 1
+            send({'finding': dataclasses.asdict(found)})
+
+    last = [0.0]
+
+    def report(progress):
+        now = time.monotonic()
+        if now - last[0] >= PROGRESS_SECONDS or progress.done == progress.total:
+            last[0] = now
+            send({'progress': dataclasses.astuple(progress)})
 
     def pending(found):
         send({'pending': dataclasses.asdict(found)})
@@ -151,7 +181,8 @@ def main(argv=None):
                 f'(node {args.rules_digest}, on disk {language.rules_digest()}); restart the '
                 'node to verify with the rules it admits with')
         summary = verify.verify(args.database, args.memory_ids, on_finding=finding,
-                                should_stop=lambda: os.getppid() != parent, on_pending=pending)
+                                should_stop=lambda: os.getppid() != parent, on_pending=pending,
+                                progress=report)
     except NotFoundError as error:
         send({'error': 'not_found', 'message': str(error)})
     except InvalidInputError as error:

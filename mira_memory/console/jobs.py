@@ -1,0 +1,207 @@
+# SPDX-License-Identifier: Apache-2.0
+"""
+The console's long jobs: backup, export and verify as goals of the memory node's actions.
+
+run_goal() sends one goal to ~/admin/<job>, draws its feedback
+(console/progress.py: a bar on a terminal, one line per 10% otherwise, on
+stderr so that stdout keeps the result) and waits for the result with no
+fixed limit: as long as the node's action server is there and the job
+runs. Ctrl-C cancels the goal and prints what the node says was left
+behind; with --no-wait it prints the goal id and returns once the node
+accepted the goal. `memory jobs` asks the node's admin/jobs service which
+job runs (job_lines() prints it): an answer, where the actions' status
+topics would need a wait for their transient-local message.
+"""
+
+import time
+import uuid
+
+from action_msgs.msg import GoalStatus
+from mira_memory.action import Backup, Export, Verify
+from mira_memory.console.progress import ProgressDisplay, UNITS
+from mira_memory.core.archive.progress import Progress
+from rclpy.action import ActionClient
+
+ACTION_TYPES = {'backup': Backup, 'export': Export, 'verify': Verify}
+# Exit code of a job canceled with Ctrl-C (a shell's for SIGINT).
+EXIT_CANCELED = 130
+# How long the action server may be out of sight before the job is given up.
+SERVER_GONE_SEC = 10.0
+# How long a cancel may take to be answered (the node stops a job within 1 s).
+CANCEL_WAIT_SEC = 30.0
+
+
+class JobError(Exception):
+    """The goal could not be sent or its result not received (one line)."""
+
+
+def run_command(session, command, goal, stdout, stderr, print_result):
+    """
+    Run a job command (backup, export, verify); return the exit code.
+
+    session is the console's Session; print_result(command, result, stdout,
+    stderr) prints a job's result as the console prints every response.
+    The console's --timeout covers finding the node and its accepting the
+    goal; the job itself may take as long as it takes.
+    """
+    deadline = time.monotonic() + session.settings.timeout
+    node = session.settings.memory_node
+    try:
+        # A goal is a write: the node must have discovered this console first.
+        session.settle_memory(deadline)
+        name = command.words[0]
+        status, result = run_goal(session, node, name, goal, no_wait=command.no_wait,
+                                  stderr=stderr, deadline=deadline)
+    except JobError as error:
+        print(f'error: {error}', file=stderr)
+        return 1
+    except JobCanceled as canceled:
+        print(canceled, file=stderr)
+        return EXIT_CANCELED
+    if status is None:
+        print(f'{name} started: goal {result} (memory jobs shows its progress)', file=stdout)
+        return 0
+    return print_result(command, result, stdout, stderr)
+
+
+def goal_id_text(goal_id):
+    """Return a goal id (unique_identifier_msgs/UUID) as the console prints it."""
+    return str(uuid.UUID(bytes=bytes(goal_id.uuid)))
+
+
+def run_goal(session, node, name, goal, *, no_wait, stderr, deadline):
+    """
+    Send goal to node's action name (backup, export or verify); return (status, result).
+
+    With no_wait, return (None, goal id text) once the goal is accepted.
+    Raises JobError when no node answers by deadline or the node goes away;
+    KeyboardInterrupt during the job cancels it and raises JobCanceled.
+    """
+    action = f'{node.rstrip("/")}/admin/{name}'
+    client = _action_client(session, ACTION_TYPES[name], action)
+    if not client.wait_for_server(timeout_sec=max(deadline - time.monotonic(), 0.0)):
+        raise JobError(f'no memory node offers the {name} action at {action}')
+    display = ProgressDisplay(stderr, name)
+    sending = client.send_goal_async(goal, feedback_callback=lambda message: _show(
+        display, message.feedback))
+    try:
+        _spin_until(session, sending.done, deadline, f'the node did not accept the {name} goal')
+        handle = _accepted(sending, name)
+        if no_wait:
+            return None, goal_id_text(handle.goal_id)
+        result = handle.get_result_async()
+        _wait_for_result(session, client, result, name)
+    except KeyboardInterrupt:
+        display.close()
+        # Also when the goal was on its way: once accepted, it is canceled.
+        deadline = time.monotonic() + CANCEL_WAIT_SEC
+        try:
+            _spin_until(session, sending.done, deadline, 'no answer to the goal')
+        except (JobError, KeyboardInterrupt):
+            raise JobCanceled(name, '', f'interrupted: the {name} may have started on the node '
+                              '(memory jobs shows it)') from None
+        handle = sending.result()
+        if not handle.accepted:
+            raise
+        goal_id = goal_id_text(handle.goal_id)
+        raise JobCanceled(name, goal_id, _cancel(session, handle, handle.get_result_async(),
+                                                 name, stderr)) from None
+    finally:
+        display.close()
+    answer = result.result()
+    return answer.status, answer.result
+
+
+def _accepted(sending, name):
+    handle = sending.result()
+    if not handle.accepted:
+        raise JobError(f'the memory node rejected the {name} goal')
+    return handle
+
+
+class JobCanceled(Exception):
+    """Ctrl-C canceled the goal; message says what the node left behind."""
+
+    def __init__(self, name, goal_id, message):
+        super().__init__(message)
+        self.name = name
+        self.goal_id = goal_id
+
+
+def _action_client(session, action_type, action):
+    """Return the session's (cached) client of one action."""
+    key = (action_type, action)
+    if key not in session.action_clients:
+        session.action_clients[key] = ActionClient(session.node, action_type, action)
+    return session.action_clients[key]
+
+
+def _show(display, feedback):
+    display.update(Progress(feedback.phase, feedback.items_done, feedback.items_total,
+                            feedback.bytes_written),
+                   feedback.elapsed_sec,
+                   feedback.remaining_sec if feedback.remaining_sec >= 0 else None)
+
+
+def _spin_until(session, condition, deadline, failure):
+    while not condition():
+        if time.monotonic() > deadline:
+            raise JobError(failure)
+        session.executor.spin_once(timeout_sec=0.1)
+
+
+def _wait_for_result(session, client, result, name):
+    """Spin until the result arrives, as long as the action server stays in sight."""
+    gone_since = None
+    while not result.done():
+        session.executor.spin_once(timeout_sec=0.2)
+        if client.server_is_ready():
+            gone_since = None
+        elif gone_since is None:
+            gone_since = time.monotonic()
+        elif time.monotonic() - gone_since > SERVER_GONE_SEC:
+            raise JobError(f'the memory node went away while the {name} ran '
+                           f'(no {name} action for {SERVER_GONE_SEC:.0f} s); '
+                           'whatever it had written was not put in place')
+
+
+def _cancel(session, handle, result, name, stderr):
+    """Cancel the goal and return what the node says was left behind (one line)."""
+    print(f'canceling the {name} (goal {goal_id_text(handle.goal_id)}) ...',
+          file=stderr, flush=True)
+    deadline = time.monotonic() + CANCEL_WAIT_SEC
+    try:
+        canceling = handle.cancel_goal_async()
+        _spin_until(session, canceling.done, deadline, 'no answer to the cancel request')
+        _spin_until(session, result.done, deadline, 'no result after the cancel request')
+    except (JobError, KeyboardInterrupt) as error:
+        if isinstance(error, KeyboardInterrupt):
+            print(file=stderr)  # past the terminal's ^C
+        reason = 'interrupted again' if isinstance(error, KeyboardInterrupt) else str(error)
+        return (f'{reason}: the {name} may still be running on the node '
+                '(memory jobs shows it)')
+    answer = result.result()
+    if answer.status == GoalStatus.STATUS_SUCCEEDED:
+        return f'the {name} had already finished: {answer.result.message}'
+    return answer.result.message
+
+
+def job_lines(response):
+    """Return the lines of `memory jobs` from an AdminJobs response."""
+    if not response.running:
+        return [response.message]
+    progress = _feedback_line(response) if response.phase else 'no progress reported yet'
+    return [response.message, '  ' + progress]
+
+
+def _feedback_line(feedback):
+    progress = Progress(feedback.phase, feedback.items_done, feedback.items_total,
+                        feedback.bytes_written)
+    text = (f'{progress.fraction:.0%}: {feedback.phase} {feedback.items_done} of '
+            f'{feedback.items_total} {UNITS.get(feedback.phase, "items")}')
+    if feedback.bytes_written:
+        text += f', {feedback.bytes_written / 1e6:.1f} MB written'
+    text += f', {feedback.elapsed_sec:.1f} s elapsed'
+    if feedback.remaining_sec >= 0:
+        text += f', about {feedback.remaining_sec:.1f} s left'
+    return text

@@ -1,0 +1,144 @@
+# SPDX-License-Identifier: Apache-2.0
+"""
+The memory node's long admin jobs as ROS 2 actions: ~/admin/backup, ~/admin/export, ~/admin/verify.
+
+Each goal runs on the copy worker (memory/copy_worker.py), one job at a
+time, while the executor serves every other request. Every goal is
+accepted and answered through its result, because a rejected goal carries
+no reason: a goal that arrives while a job runs ends at once, ABORTED with
+error_code busy and a message naming the running job; so does one refused
+by the lifecycle (unavailable), disabled memory or bad input (the same
+error codes as every admin command).
+
+While a job runs a timer publishes its feedback every FEEDBACK_PERIOD_SEC
+(phase, items done of total, bytes written, elapsed, an estimate of the
+time left: core.archive.progress). A cancel request stops the job within
+a second; the goal ends CANCELED with error_code canceled and the job's
+partial file removed. Deactivate, cleanup and shutdown of the managed node
+stop the job the same way (CopyWorker.stop); its goal ends ABORTED with
+error_code canceled, as Nav2's servers abort their goals on deactivate.
+"""
+
+import time
+import uuid
+
+from mira_memory.action import Backup, Export, Verify
+from mira_memory.core import store
+from mira_memory.core.archive import copies
+from mira_memory.core.archive.progress import Meter
+from mira_memory.memory import responses
+from rclpy.action import ActionServer, CancelResponse
+
+FEEDBACK_PERIOD_SEC = 0.5
+ACTION_TYPES = {'backup': Backup, 'export': Export, 'verify': Verify}
+
+
+class AdminActions:
+    """The three action servers of one memory node (MemoryServing)."""
+
+    def __init__(self, node):
+        self._node = node
+        self._servers = [
+            ActionServer(node, action_type, f'~/admin/{name}', self._execute_callback(name),
+                         cancel_callback=self._on_cancel,
+                         callback_group=node._copies.callback_group)
+            for name, action_type in ACTION_TYPES.items()]
+
+    def destroy(self):
+        """Destroy the action servers (the node's destroy_node)."""
+        for server in self._servers:
+            server.destroy()
+        self._servers = []
+
+    def _on_cancel(self, goal_handle):
+        # The job stops within a second; its execute coroutine ends the goal.
+        self._node._copies.cancel(_goal_id(goal_handle))
+        return CancelResponse.ACCEPT
+
+    def _execute_callback(self, name):
+        async def execute(goal_handle):
+            return await self._execute(name, goal_handle)
+        return execute
+
+    async def _execute(self, name, goal_handle):
+        node = self._node
+        result = ACTION_TYPES[name].Result()
+        goal_id = _goal_id(goal_handle)
+        refusal = node._refusal()
+        service = node.service
+        if refusal is not None:
+            responses.fill_admin_unavailable(result, refusal)
+        elif not service.enabled:
+            responses.fill_admin_disabled(result)
+        elif node._copies.busy:
+            responses.fill_busy(result, node._copies.running)
+        else:
+            await self._run(name, goal_id, goal_handle, service, result)
+            return result
+        goal_handle.abort()
+        return result
+
+    async def _run(self, name, goal_id, goal_handle, service, result):
+        """Run the job of an accepted goal and end the goal; fill result."""
+        node = self._node
+        request = goal_handle.request
+        started = time.perf_counter()
+        meter = Meter()
+        timer = node.create_timer(FEEDBACK_PERIOD_SEC,
+                                  lambda: _publish_feedback(goal_handle, name, meter),
+                                  callback_group=node._copies.callback_group)
+        try:
+            service.require_database_in_place()
+            if name == 'verify':
+                work, finish = service.verify_work(request)
+                summary = await node._copies.run(name, goal_id, meter, work)
+                seconds = time.perf_counter() - started
+                node.get_logger().info(
+                    f'verify of {node.settings.database_path} in {seconds:.1f} s: '
+                    f'{summary.line()}')
+                finish(summary, result)
+            else:
+                work = copies.backup if name == 'backup' else copies.export
+                # An export holds the pending review items only when asked (core/archive).
+                private = {'include_pending': True} if getattr(
+                    request, 'include_pending', False) else {}
+                copied = await node._copies.run(
+                    name, goal_id, meter, work, str(service.store.path), request.path,
+                    force=request.force, **private)
+                seconds = time.perf_counter() - started
+                node.get_logger().info(
+                    f'{name} of {node.settings.database_path} written to {copied["path"]} '
+                    f'in {seconds:.1f} s')
+                responses.fill_copy(result, copied, name)
+        except copies.CopyStoppedError:
+            if goal_handle.is_cancel_requested:
+                responses.fill_canceled(result, name, 'by its client')
+                goal_handle.canceled()
+            else:
+                responses.fill_canceled(result, name, node._copies.stopped_because)
+                goal_handle.abort()
+            node.get_logger().info(f'{name} goal {goal_id}: {result.message}')
+            return
+        except Exception as error:
+            if not isinstance(error, store.StoreError):
+                node.get_logger().error(f'admin {name} failed: {error!r}')
+            responses.fill_admin_error(result, error)
+            goal_handle.abort()
+            return
+        finally:
+            node.destroy_timer(timer)
+        # The last feedback says complete, before the result.
+        _publish_feedback(goal_handle, name, meter)
+        goal_handle.succeed()
+
+
+def _publish_feedback(goal_handle, name, meter):
+    snapshot = meter.snapshot()
+    if snapshot is not None and goal_handle.is_active:
+        feedback = ACTION_TYPES[name].Feedback()
+        goal_handle.publish_feedback(responses.fill_feedback(feedback, snapshot))
+
+
+def _goal_id(goal_handle):
+    """Return the goal's id as text (its UUID), as the console prints it."""
+    return str(uuid.UUID(bytes=bytes(goal_handle.goal_id.uuid)))

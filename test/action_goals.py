@@ -1,0 +1,78 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Goals of the memory node's actions (backup, export, verify), as `ros2 action` sends them."""
+
+import re
+import uuid
+
+from mira_memory.action import Backup, Export, Verify
+
+ACTION_TYPES = {'backup': Backup, 'export': Export, 'verify': Verify}
+# action_msgs/GoalStatus values a test compares results with.
+SUCCEEDED, CANCELED, ABORTED = 4, 5, 6
+
+
+class Goal:
+    """One goal sent through rclpy's ActionClient, its feedback kept as it comes."""
+
+    def __init__(self, ros, node_prefix, job, request, *, server_timeout=60.0):
+        from rclpy.action import ActionClient
+        self.ros = ros
+        name = f'{node_prefix}/admin/{job}'
+        self.client = ActionClient(ros.node, ACTION_TYPES[job], name)
+        assert self.client.wait_for_server(timeout_sec=server_timeout), f'no action {name}'
+        self.feedback = []
+        sent = self.client.send_goal_async(
+            request, feedback_callback=lambda message: self.feedback.append(message.feedback))
+        ros.spin_until(sent.done, f'{name} goal response', timeout=30)
+        self.handle = sent.result()
+        assert self.handle.accepted
+        self.id = str(uuid.UUID(bytes=bytes(self.handle.goal_id.uuid)))
+        self._result = self.handle.get_result_async()
+
+    def wait_for(self, condition, what, timeout=120):
+        """Spin until condition() or the goal's end."""
+        self.ros.spin_until(lambda: condition() or self._result.done(), what, timeout=timeout)
+
+    def cancel(self):
+        """Request the cancel; return the CancelGoal response."""
+        canceling = self.handle.cancel_goal_async()
+        self.ros.spin_until(canceling.done, 'the cancel response', timeout=30)
+        return canceling.result()
+
+    def result(self, timeout=300):
+        """Return (status, result) once the goal ended."""
+        self.ros.spin_until(self._result.done, 'the goal result', timeout=timeout)
+        answer = self._result.result()
+        return answer.status, answer.result
+
+    def final_feedback(self):
+        """Return the feedback that says complete (it may come just after the result)."""
+        def complete():
+            return self.feedback and self.feedback[-1].items_done == self.feedback[-1].items_total
+        self.ros.spin_until(complete, 'the last feedback', timeout=10)
+        return self.feedback[-1]
+
+    def close(self):
+        """Destroy the client (its DDS entities)."""
+        self.client.destroy()
+
+
+def finish(ros, node_prefix, job, request, timeout=300):
+    """Send one goal and return (status, result) once it ended."""
+    goal = Goal(ros, node_prefix, job, request)
+    try:
+        return goal.result(timeout)
+    finally:
+        goal.close()
+
+
+def without_progress(err):
+    """
+    Return a console's stderr without its jobs' progress lines.
+
+    Without a terminal the console prints one line per 10% of a job
+    (console/progress.py), but only once the job has run for a while, so a
+    small job under load may print its 100% line or none at all.
+    """
+    return ''.join(line for line in err.splitlines(keepends=True)
+                   if not re.fullmatch(r'(backup|export|verify): \d+% \(.*\)\n', line))

@@ -1,0 +1,200 @@
+# SPDX-License-Identifier: Apache-2.0
+"""
+Backup, export and verify as actions of a real memory node on a store of 100,000 memories.
+
+The store is built once for the module (bench/generate.py, every active
+remembered memory given its receipt as bench/verify_cost.py does), and each
+test gives the node a private copy of it. Goals are sent through rclpy's
+ActionClient as `ros2 action send_goal --feedback` sends them; files are
+looked at on disk, not asked of the node.
+"""
+
+import pathlib
+import shutil
+import sqlite3
+import sys
+
+from action_goals import ABORTED, CANCELED, finish, Goal, SUCCEEDED
+from mira_memory.action import Backup, Export, Verify
+from mira_memory.core.archive import copies
+import pytest
+from rosutil import NodeProcess, unique_namespace
+
+pytestmark = pytest.mark.ros
+
+BENCH = pathlib.Path(__file__).resolve().parents[2] / 'bench'
+MEMORIES, ENTITIES, SEED = 100_000, 10_000, 20260
+# Cancel once a job has done this much of its work (by its own feedback).
+HALFWAY = 0.3
+
+
+@pytest.fixture(scope='module')
+def big_store(tmp_path_factory):
+    """Return the path of the module's 100,000-memory store with every receipt (build once)."""
+    sys.path.insert(0, str(BENCH))
+    try:
+        import generate
+        import verify_cost
+    finally:
+        sys.path.remove(str(BENCH))
+    cache = tmp_path_factory.mktemp('store')
+    path, _ = generate.cached_store(cache, MEMORIES, ENTITIES, SEED, log=lambda *a: None)
+    verify_cost.add_receipts(path)
+    return path
+
+
+@pytest.fixture
+def node(big_store, tmp_path):
+    """Start a memory node on a private copy of the big store; stop it with SIGINT after."""
+    database = tmp_path / 'memory.sqlite3'
+    shutil.copyfile(big_store, database)
+    namespace = unique_namespace('jobs')
+    process = NodeProcess('memory_node', namespace=namespace, directory=tmp_path,
+                          parameters={'enabled': True, 'database_path': str(database),
+                                      'robot_profile': 'Mira'})
+    process.prefix = f'{namespace}/memory'
+    process.database = database
+    yield process
+    if process.running():
+        assert process.stop() == 0
+    assert 'Traceback' not in process.output()
+
+
+def _fraction(feedback):
+    return feedback.items_done / feedback.items_total if feedback.items_total else 0.0
+
+
+def _check_feedback(feedback, phases):
+    assert feedback, 'no feedback arrived'
+    assert {message.phase for message in feedback} <= set(phases)
+    for earlier, later in zip(feedback, feedback[1:]):
+        assert later.elapsed_sec >= earlier.elapsed_sec
+        if later.phase == earlier.phase:
+            assert later.items_done >= earlier.items_done
+            assert later.bytes_written >= earlier.bytes_written
+    assert all(message.items_done <= message.items_total for message in feedback)
+    assert any(message.remaining_sec >= 0 for message in feedback)
+
+
+def _partial_files(directory):
+    return sorted(path.name for path in directory.iterdir() if path.name.endswith('.partial'))
+
+
+def _rows(database, table='memories'):
+    conn = sqlite3.connect(f'file:{database}?mode=ro', uri=True)
+    try:
+        return conn.execute(f'SELECT count(*) FROM {table}').fetchone()[0]
+    finally:
+        conn.close()
+
+
+@pytest.mark.parametrize('job', ['backup', 'export'])
+def test_a_copy_reports_progress_cancels_halfway_without_a_trace_then_finishes(
+        ros, node, tmp_path, job):
+    action_type = {'backup': Backup, 'export': Export}[job]
+    outputs = tmp_path / 'out'
+    outputs.mkdir()
+    target = outputs / f'memory.{job}'
+    phases = {'backup': ('copying', 'checking'), 'export': ('writing',)}[job]
+    # For backup, halfway is into integrity_check, the long part of a backup.
+    past_half = ((lambda f: f.phase == 'checking' and _fraction(f) >= HALFWAY) if job == 'backup'
+                 else (lambda f: _fraction(f) >= HALFWAY))
+
+    first = Goal(ros, node.prefix, job, action_type.Goal(path=str(target)))
+    try:
+        first.wait_for(lambda: any(past_half(f) for f in first.feedback), 'the job halfway')
+        assert first.cancel().goals_canceling, 'the cancel was refused'
+        status, result = first.result()
+        _check_feedback(first.feedback, phases)
+    finally:
+        first.close()
+    assert (status, result.success, result.error_code) == (
+        CANCELED, False, 'canceled'), result.message
+    assert result.message == f'{job} canceled (by its client); nothing was written'
+    assert _partial_files(outputs) == [] and not target.exists()
+
+    second = Goal(ros, node.prefix, job, action_type.Goal(path=str(target)))
+    try:
+        status, result = second.result()
+        _check_feedback(second.feedback, phases)
+    finally:
+        second.close()
+    assert (status, result.success, result.error_code) == (SUCCEEDED, True, ''), result.message
+    assert (result.path, result.bytes) == (str(target), target.stat().st_size)
+    assert (result.memory_count, result.entity_count) == (MEMORIES, ENTITIES)
+    assert _partial_files(outputs) == []
+    last = second.final_feedback()
+    assert (last.phase, last.remaining_sec) == (phases[-1], 0.0)
+    if job == 'backup':
+        assert _rows(target) == MEMORIES
+    else:
+        assert target.read_text(encoding='utf-8').count('\n') == last.items_total + 1
+
+
+def test_verify_reports_progress_cancels_halfway_then_finishes(ros, node):
+    first = Goal(ros, node.prefix, 'verify', Verify.Goal())
+    try:
+        first.wait_for(lambda: any(_fraction(f) >= HALFWAY for f in first.feedback),
+                       'the verify halfway', timeout=300)
+        assert first.cancel().goals_canceling
+        status, result = first.result()
+        _check_feedback(first.feedback, ('judging',))
+    finally:
+        first.close()
+    assert (status, result.error_code, result.judged) == (CANCELED, 'canceled', 0), result.message
+    assert result.message == 'verify canceled (by its client); nothing was changed'
+
+    second = Goal(ros, node.prefix, 'verify', Verify.Goal())
+    try:
+        status, result = second.result(timeout=600)
+        _check_feedback(second.feedback, ('judging',))
+    finally:
+        second.close()
+    assert (status, result.success) == (SUCCEEDED, True), result.message
+    total = second.final_feedback().items_total
+    assert result.judged == total and result.ok + result.mismatch + result.would_reject == total
+    assert result.message.startswith(f'verified {total} memories: ')
+
+
+def test_a_second_goal_is_refused_with_the_running_job_named(ros, node, tmp_path):
+    target = tmp_path / 'memory.jsonl'
+    running = Goal(ros, node.prefix, 'export', Export.Goal(path=str(target)))
+    try:
+        running.wait_for(lambda: running.feedback, 'feedback of the running export')
+        for job, goal in (('backup', Backup.Goal(path=str(tmp_path / 'b.sqlite3'))),
+                          ('verify', Verify.Goal()),
+                          ('export', Export.Goal(path=str(tmp_path / 'e.jsonl')))):
+            status, result = finish(ros, node.prefix, job, goal, timeout=30)
+            assert (status, result.success, result.error_code) == (ABORTED, False, 'busy')
+            assert result.message.startswith(
+                f'another job is running: export (goal {running.id}, ')
+            assert result.message.endswith(
+                'this goal was not started; try again when it is done')
+        assert running.cancel().goals_canceling
+        assert running.result()[0] == CANCELED
+    finally:
+        running.close()
+    assert _partial_files(tmp_path) == []
+    assert not (tmp_path / 'b.sqlite3').exists() and not (tmp_path / 'e.jsonl').exists()
+
+
+def test_bad_goals_end_at_once_with_todays_error_codes(ros, node, tmp_path):
+    existing = tmp_path / 'existing.sqlite3'
+    existing.write_text('keep me\n')
+    cases = (
+        ('backup', Backup.Goal(path='relative.sqlite3'), 'invalid_argument',
+         'the target path must be absolute'),
+        ('backup', Backup.Goal(path=str(existing)), 'exists',
+         f'{existing} exists; give --force to replace it'),
+        ('export', Export.Goal(path=str(node.database)), 'invalid_argument',
+         'the target is the database itself'),
+        ('verify', Verify.Goal(memory_ids=['MEM999999999']), 'not_found',
+         'memory MEM999999999 not found'),
+    )
+    for job, goal, code, message in cases:
+        status, result = finish(ros, node.prefix, job, goal, timeout=60)
+        assert (status, result.success, result.error_code) == (ABORTED, False, code)
+        assert result.message.startswith(message), result.message
+    assert existing.read_text() == 'keep me\n'
+    assert [path.name for path in tmp_path.iterdir() if path.name.endswith('.partial')] == []
+    assert copies.partial_path(existing, node.process.pid).exists() is False

@@ -1,0 +1,191 @@
+# SPDX-License-Identifier: Apache-2.0
+"""
+The console's long jobs in a real terminal: the bar, Ctrl-C, --no-wait, memory jobs, memory_import.
+
+memory_console and memory_import run as real processes on a pseudo-terminal
+(pexpect), against a real memory node on a store of 100,000 memories built
+once for the module (bench/generate.py): an export of it takes seconds, long
+enough to watch. What a terminal shows is the output with each line's
+carriage returns applied (screen()); tqdm redraws its bar with them.
+"""
+
+import os
+import pathlib
+import re
+import shutil
+import signal
+import subprocess
+import sys
+
+from copy_in_flight import partial_file_locked
+import pexpect
+import pytest
+from rosutil import executable, NodeProcess, unique_namespace
+
+pytestmark = pytest.mark.ros
+
+BENCH = pathlib.Path(__file__).resolve().parents[2] / 'bench'
+MEMORIES, ENTITIES = 100_000, 10_000
+# Header, then entities, aliases, memories, links, payloads (no receipts).
+RECORDS = 407_491
+BAR = re.compile(r'export writing: +(\d+)%\|[^|]*\| (\d+)/' + str(RECORDS)
+                 + r' \[\d\d:\d\d<\d\d:\d\d, +[\d.]+ records/s\]')
+UUID = r'[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}'
+
+
+def screen(output):
+    """Return what a terminal shows of output: each line as its last carriage return left it."""
+    lines = output.replace('\r\n', '\n').split('\n')
+    return '\n'.join(line.rsplit('\r', 1)[-1] for line in lines)
+
+
+@pytest.fixture(scope='module')
+def store(tmp_path_factory):
+    sys.path.insert(0, str(BENCH))
+    try:
+        import generate
+    finally:
+        sys.path.remove(str(BENCH))
+    path, _ = generate.cached_store(tmp_path_factory.mktemp('store'), MEMORIES, ENTITIES,
+                                    20260, log=lambda *a: None)
+    return path
+
+
+@pytest.fixture(scope='module')
+def node(store, tmp_path_factory):
+    directory = tmp_path_factory.mktemp('node')
+    database = directory / 'memory.sqlite3'
+    shutil.copyfile(store, database)
+    namespace = unique_namespace('tty')
+    process = NodeProcess('memory_node', namespace=namespace, directory=directory,
+                          parameters={'enabled': True, 'database_path': str(database)})
+    process.prefix = f'{namespace}/memory'
+    yield process
+    assert process.stop() == 0
+    assert 'Traceback' not in process.output()
+
+
+def console(node, *words, **options):
+    """Start memory_console on a terminal of 100 columns."""
+    return pexpect.spawn(executable('memory_console'),
+                         ['--memory-node', node.prefix, '--timeout', '60', 'memory', *words],
+                         encoding='utf-8', dimensions=(24, 100), timeout=120, **options)
+
+
+def finish(child):
+    """Read the child's output to its end; return (exit status, output)."""
+    child.expect(pexpect.EOF)
+    child.close()
+    return child.exitstatus, child.before
+
+
+def partial_files(directory):
+    return [name for name in os.listdir(directory) if name.endswith('.partial')]
+
+
+def test_export_draws_a_bar_with_count_rate_and_time_left(node, tmp_path):
+    target = tmp_path / 'memory.jsonl'
+    child = console(node, 'export', str(target))
+    status, output = finish(child)
+    assert status == 0, output
+    bars = [(int(match[1]), int(match[2])) for match in BAR.finditer(output)]
+    assert len(bars) >= 2 and bars[-1] == (100, RECORDS), output
+    assert [count for _, count in bars] == sorted(count for _, count in bars)
+    shown = screen(output).splitlines()
+    assert BAR.fullmatch(shown[0].rstrip()) and BAR.fullmatch(shown[0].rstrip())[1] == '100'
+    assert shown[1:] == [
+        f'export written: {target} ({target.stat().st_size} bytes)',
+        f'  entities {ENTITIES}, aliases 15558, memories {MEMORIES}, links 181933, '
+        f'payloads {MEMORIES}']
+    assert target.read_text(encoding='utf-8').count('\n') == RECORDS + 1
+
+
+def test_ctrl_c_cancels_the_export_and_says_nothing_was_left(node, tmp_path):
+    target = tmp_path / 'memory.jsonl'
+    child = console(node, 'export', str(target))
+    child.expect(r'export writing: +[1-9]\d*%')
+    child.sendintr()
+    status, output = finish(child)
+    assert status == 130, output
+    shown = screen(output).splitlines()
+    assert re.fullmatch(rf'canceling the export \(goal {UUID}\) \.\.\.', shown[-2]), shown
+    assert shown[-1] == 'export canceled (by its client); nothing was written'
+    assert not target.exists() and partial_files(tmp_path) == []
+
+
+def test_no_wait_returns_the_goal_id_and_memory_jobs_shows_the_job(node, tmp_path):
+    target = tmp_path / 'memory.backup'
+    # The backup waits for its partial file's lock: in flight for as long as the test needs.
+    with partial_file_locked(target, node.process.pid):
+        status, output = finish(console(node, 'backup', str(target), '--no-wait'))
+        assert status == 0, output
+        match = re.fullmatch(
+            rf'backup started: goal ({UUID}) \(memory jobs shows its progress\)',
+            screen(output).strip())
+        assert match, output
+        status, output = finish(console(node, 'jobs'))
+        shown = screen(output).strip().splitlines()
+        assert status == 0 and shown[0] == f'backup running: goal {match[1]}', output
+        assert re.fullmatch(r'  (no progress reported yet|\d+%: copying \d+ of \d+ pages, '
+                            r'[\d.]+ s elapsed(, about [\d.]+ s left)?)', shown[1]), shown
+    # The job goes on without the console that started it, to its end.
+    while 'backup running' in screen(finish(console(node, 'jobs'))[1]):
+        pass
+    assert target.exists() and partial_files(tmp_path) == []
+    status, output = finish(console(node, 'jobs'))
+    assert (status, screen(output).strip()) == (0, 'no backup, export or verify is running')
+
+
+def test_without_a_terminal_one_line_per_ten_percent(node, tmp_path):
+    target = tmp_path / 'memory.jsonl'
+    result = subprocess.run(
+        [executable('memory_console'), '--memory-node', node.prefix, '--timeout', '60',
+         'memory', 'export', str(target)], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    lines = result.stderr.splitlines()
+    percents = [int(re.match(r'export: (\d+)% \(writing (\d+) of 407491 records, [\d.]+ MB '
+                             r'written, [\d.]+ s(, about [\d.]+ s left)?\)$', line)[1])
+                for line in lines]
+    assert 1 <= len(percents) <= 11 and percents[-1] == 100, lines
+    # At most one line per tenth: no two lines in the same 10% step.
+    assert len({percent // 10 for percent in percents}) == len(percents), lines
+    assert '\r' not in result.stderr and result.stdout.startswith('export written: ')
+
+
+def test_memory_import_shows_the_same_progress(node, tmp_path):
+    export = tmp_path / 'memory.jsonl'
+    exported = subprocess.run(
+        [executable('memory_console'), '--memory-node', node.prefix, '--timeout', '60',
+         'memory', 'export', str(export)], capture_output=True, text=True, timeout=120)
+    assert exported.returncode == 0, exported.stderr
+    database = tmp_path / 'imported.sqlite3'
+    child = pexpect.spawn(executable('memory_import'),
+                          ['--database', str(database), '--from', str(export)],
+                          encoding='utf-8', dimensions=(24, 100), timeout=300)
+    status, output = finish(child)
+    assert status == 0, output
+    bars = re.findall(r'import importing: +(\d+)%\|[^|]*\| (\d+)/407491 \[', output)
+    assert bars and bars[-1] == ('100', '407491'), output
+    assert screen(output).splitlines()[-2].startswith(f'imported {export} into {database}: ')
+
+
+def test_a_second_ctrl_c_does_not_wait_for_the_cancel(node, tmp_path):
+    # The console is told twice: it says the job may still run, and exits at once.
+    target = tmp_path / 'memory.jsonl'
+    child = console(node, 'export', str(target))
+    child.expect(r'export writing: +[1-9]\d*%')
+    node_stopped = False
+    try:
+        os.kill(node.process.pid, signal.SIGSTOP)  # the node cannot answer the cancel
+        node_stopped = True
+        child.sendintr()
+        child.expect(r'canceling the export')
+        child.sendintr()
+        status, output = finish(child)
+    finally:
+        if node_stopped:
+            os.kill(node.process.pid, signal.SIGCONT)
+    assert status == 130, output
+    assert screen(output).splitlines()[-1] == (
+        'interrupted again: the export may still be running on the node (memory jobs '
+        'shows it)')
