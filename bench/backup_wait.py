@@ -16,6 +16,12 @@ console's `memory verify`, on the same copy worker) measure those instead;
 for verify the working copy first gets the receipts remember would have
 written (verify_cost.add_receipts), so verify judges every memory.
 
+Back to back, the client and the node keep both cores of a 2-core machine
+busy, and a verify's child (nice 10: requests first) gets what is left.
+`--rounds-per-second R` paces the client instead (R rounds of the three
+calls a second, the executor spinning in between), the rate of a robot
+whose cognition asks its memory a few times a second, so the job also runs.
+
     . .work/jazzy/env.sh
     ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST ROS_DOMAIN_ID=71 python bench/backup_wait.py
 """
@@ -109,6 +115,15 @@ class Client:
         self.sent += 1
 
 
+def pace(executor, rounds_per_second, started, rounds):
+    """Spin until round number `rounds` is due (at once when not paced)."""
+    if not rounds_per_second:
+        return
+    due = started + rounds / rounds_per_second
+    while (left := due - time.monotonic()) > 0:
+        executor.spin_once(timeout_sec=left)
+
+
 def new_tally():
     return {series: [] for series in SERIES}, {series: {} for series in SERIES}
 
@@ -121,6 +136,8 @@ def main(argv=None):
     parser.add_argument('--copy', choices=('backup', 'export', 'verify'), default='backup')
     parser.add_argument('--before-seconds', type=float, default=10.0)
     parser.add_argument('--warmup', type=int, default=30)
+    parser.add_argument('--rounds-per-second', type=float, default=0.0,
+                        help='pace the client (0: back to back)')
     parser.add_argument('--cache-dir', default=str(BENCH_DIR / 'cache'))
     parser.add_argument('--json', help='also write every figure to this file')
     args = parser.parse_args(argv)
@@ -150,9 +167,13 @@ def main(argv=None):
             client.one_round(warm_samples, warm_outcomes)
 
         before, before_outcomes = new_tally()
-        end = time.monotonic() + args.before_seconds
+        begun = time.monotonic()
+        end = begun + args.before_seconds
+        rounds = 0
         while time.monotonic() < end:
             client.one_round(before, before_outcomes)
+            rounds += 1
+            pace(executor, args.rounds_per_second, begun, rounds)
 
         during, during_outcomes = new_tally()
         moments = []
@@ -162,10 +183,13 @@ def main(argv=None):
                 else {'backup': Backup, 'export': Export}[args.copy].Goal(path=str(target)))
         sending = action.send_goal_async(goal)
         copy = None
+        rounds = 0
         while copy is None or not copy.done():
             if time.monotonic() - started > COPY_TIMEOUT_S:
                 raise RuntimeError(f'no {args.copy} result after {COPY_TIMEOUT_S:.0f} s')
             client.one_round(during, during_outcomes, moments)
+            rounds += 1
+            pace(executor, args.rounds_per_second, started, rounds)
             if copy is None and sending.done():
                 copy = sending.result().get_result_async()
         copy_s = time.monotonic() - started
@@ -180,7 +204,8 @@ def main(argv=None):
 
     database_mb = database.stat().st_size / 1e6
     result = {
-        'copy': args.copy, 'memories': args.memories, 'database_mb': database_mb,
+        'copy': args.copy, 'rounds_per_second': args.rounds_per_second,
+        'memories': args.memories, 'database_mb': database_mb,
         'copy_s': copy_s, 'copy_bytes': getattr(answer, 'bytes', 0), 'node_exit_code': code,
         'before': {series: report.latency_summary(before[series]) for series in SERIES},
         'during': {series: report.latency_summary(during[series]) for series in SERIES},
@@ -190,6 +215,9 @@ def main(argv=None):
             for elapsed, began, series in sorted(moments, reverse=True)[:5]],
     }
     shutil.rmtree(directory, ignore_errors=True)
+    paced = (f'{args.rounds_per_second:g} rounds/s' if args.rounds_per_second
+             else 'back to back')
+    print(f'client: {paced}')
     print(f'{args.copy} of {args.memories} memories ({database_mb:.1f} MB): '
           f'{copy_s:.1f} s, {getattr(answer, "bytes", 0) / 1e6:.1f} MB written; '
           f'node exit code {code}')
