@@ -10,6 +10,10 @@ out of the log and raises it again from a callback of the node, outside
 the finalizer (SIGTERM raises the same KeyboardInterrupt: node_runner's
 docstring says why). Real process: a probe node whose finalizer sends
 itself the signal and waits for it there.
+
+The same interrupt raised in Python code that rclpy's C++ calls comes out of
+the spin as another error (SystemError, RuntimeError); after a stop signal
+that is a clean stop too, and without one it stays a failure.
 """
 
 import os
@@ -58,20 +62,75 @@ def main():
 """
 
 
+# What rclpy's C++ does with a KeyboardInterrupt raised in Python code it
+# calls (send_cancel_response's warning, take_result_request's conversion):
+# it fails with another error, the interrupt as its cause (seen on Kilted).
+INSIDE_RCLPY_PROBE = """
+import os
+import signal
+import time
+
+import rclpy.node
+
+
+class ProbeNode(rclpy.node.Node):
+    def __init__(self):
+        super().__init__('inside_rclpy_probe')
+        self.timer = self.create_timer(0.05, self.once)
+
+    def once(self):
+        self.timer.cancel()
+        print('interrupting inside rclpy', flush=True)
+        if 'SIGNAL' == 'none':
+            raise SystemError('send_cancel_response returned a result with an exception set')
+        try:
+            os.kill(os.getpid(), signal.SIGNAL)
+            time.sleep(5)
+        except KeyboardInterrupt as interrupt:
+            raise SystemError('send_cancel_response returned a result with an exception set'
+                              ) from interrupt
+
+
+def main():
+    from mira_memory.ros import node_runner
+    return node_runner.run(ProbeNode, 'inside_rclpy_probe')
+"""
+
+
+def run_probe(tmp_path, name, source):
+    """Run the probe module through node_runner.start, as an installed executable; return it."""
+    (tmp_path / f'{name}.py').write_text(source, encoding='utf-8')
+    start = ('from mira_memory.ros import node_runner\n'
+             f'raise SystemExit(node_runner.start("{name}"))\n')
+    return subprocess.run([sys.executable, '-c', start], cwd=tmp_path,
+                          env={**os.environ, 'PYTHONPATH': os.pathsep.join(
+                              filter(None, (str(tmp_path), os.environ.get('PYTHONPATH'))))},
+                          capture_output=True, text=True, timeout=60)
+
+
 @pytest.mark.parametrize('sent', ['SIGINT', 'SIGTERM', 'none'])
 def test_a_signal_inside_a_finalizer_stops_the_node_without_a_traceback(tmp_path, sent):
-    (tmp_path / 'finalizer_probe.py').write_text(PROBE.replace('SIGNAL', sent),
-                                                 encoding='utf-8')
-    start = ('from mira_memory.ros import node_runner\n'
-             'raise SystemExit(node_runner.start("finalizer_probe"))\n')
-    result = subprocess.run([sys.executable, '-c', start], cwd=tmp_path,
-                            env={**os.environ, 'PYTHONPATH': os.pathsep.join(
-                                filter(None, (str(tmp_path), os.environ.get('PYTHONPATH'))))},
-                            capture_output=True, text=True, timeout=60)
+    result = run_probe(tmp_path, 'finalizer_probe', PROBE.replace('SIGNAL', sent))
     output = result.stdout + result.stderr
     assert 'interrupting from a finalizer' in output
     assert (result.returncode, 'Traceback' in output, 'Exception ignored' in output) == (
         0, False, False), output
+
+
+@pytest.mark.parametrize('sent', ['SIGINT', 'SIGTERM'])
+def test_a_stop_signal_that_rclpy_turned_into_another_error_is_a_clean_stop(tmp_path, sent):
+    result = run_probe(tmp_path, 'inside_rclpy_probe', INSIDE_RCLPY_PROBE.replace('SIGNAL', sent))
+    output = result.stdout + result.stderr
+    assert 'interrupting inside rclpy' in output
+    assert (result.returncode, 'Traceback' in output) == (0, False), output
+
+
+def test_that_error_without_a_stop_signal_is_still_a_failure(tmp_path):
+    probe = INSIDE_RCLPY_PROBE.replace('SIGNAL', 'none')
+    result = run_probe(tmp_path, 'inside_rclpy_probe', probe)
+    output = result.stdout + result.stderr
+    assert result.returncode == 1, output
+    assert 'SystemError: send_cancel_response returned a result with an exception set' in output
 
 
 def test_only_a_keyboard_interrupt_is_raised_again_every_other_unraisable_goes_on():
@@ -96,7 +155,7 @@ import time
 from mira_memory.ros import node_runner
 import rclpy
 
-node_runner.stop_on_sigterm()
+node_runner.stop_on_signals()
 rclpy.init()
 try:
     os.kill(os.getpid(), signal.SIGTERM)
