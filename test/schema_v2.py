@@ -29,43 +29,7 @@ def make_version_2_database(path):
         conn.execute('PRAGMA foreign_keys = ON')
         conn.execute('PRAGMA journal_mode = WAL').fetchall()
         conn.executescript(V2_DDL.read_text(encoding='utf-8'))
-        conn.executemany(
-            'INSERT INTO entities (id, entity_type, canonical_name, name_key, created_at)'
-            ' VALUES (?, ?, ?, ?, ?)',
-            [(1, 'person', 'Ada Lovelace', 'ada lovelace', CREATED_AT),
-             (2, 'person', 'Bob Stone', 'bob stone', CREATED_AT),
-             (3, 'robot', 'Mira', 'mira', CREATED_AT)])
-        conn.execute('INSERT INTO aliases (id, entity_id, alias, alias_key, created_at)'
-                     " VALUES (1, 1, 'Ada', 'ada', ?)", (CREATED_AT,))
-        statement = 'episode e{0} turn t{0}'
-        rows = [
-            (1, 'fact', 'Ada likes tea', 'likes', 'tea', 'console', '', 'active', None, None),
-            (2, 'fact', 'Ada lives in Harrowgate', 'lives_in', 'Harrowgate',
-             'operator_statement', statement.format(2), 'retired', RETIRED_AT,
-             'operator corrected it'),
-            (3, 'fact', 'Bob Stone plays chess', 'plays', 'chess', 'operator_statement',
-             statement.format(3), 'active', None, None),
-            (4, 'preference', 'Ada Lovelace prefers green tea', 'prefers_drink',
-             'green tea', 'operator_statement', statement.format(4), 'active', None, None),
-            (5, 'relationship', 'Ada Lovelace is the cousin of Bob Stone', 'cousin_of',
-             'Bob Stone', 'operator_statement', statement.format(5), 'active', None, None),
-        ]
-        conn.executemany(
-            'INSERT INTO memories (id, kind, summary, predicate, value, value_key, source_kind,'
-            ' source_label, confidence, status, created_at, retired_at, retired_reason)'
-            ' VALUES (?, ?, ?, ?, ?, lower(?), ?, ?, NULL, ?, ?, ?, ?)',
-            [(i, kind, summary, predicate, value, value, source, label, status, CREATED_AT,
-              retired_at, reason)
-             for i, kind, summary, predicate, value, source, label, status, retired_at, reason
-             in rows])
-        links = [(1, 1, 'subject'), (2, 1, 'subject'), (3, 2, 'subject'), (4, 1, 'subject'),
-                 (5, 1, 'subject'), (5, 2, 'cousin')]
-        conn.executemany('INSERT INTO memory_links (memory_id, entity_id, role) VALUES (?, ?, ?)',
-                         links)
-        conn.executemany(
-            'INSERT INTO payloads (id, memory_id, storage, media_type, text_body, created_at)'
-            " VALUES (?, ?, 'inline', 'text/plain', ?, ?)",
-            [(i, i, summary, CREATED_AT) for i, _, summary, *_ in rows])
+        insert_rows(conn)
         # Forget MEM3 as the version 2 store did: its rows go, its id stays used.
         for table, column in (('payloads', 'memory_id'), ('memory_links', 'memory_id'),
                               ('memories', 'id')):
@@ -74,3 +38,51 @@ def make_version_2_database(path):
     finally:
         conn.close()
     return path
+
+
+def insert_rows(conn, created_at=CREATED_AT, retired_at=RETIRED_AT):
+    """
+    Insert what a version 2 and a version 3 file both hold; return the memories' rows.
+
+    Three entities, an alias, five memories (MEM3 to be forgotten), their
+    links and payloads. Each row: (id, kind, summary, predicate, value,
+    source_kind, source_label, status, retired_at, retired_reason).
+    """
+    conn.executemany(
+        'INSERT INTO entities (id, entity_type, canonical_name, name_key, created_at)'
+        ' VALUES (?, ?, ?, ?, ?)',
+        [(1, 'person', 'Ada Lovelace', 'ada lovelace', created_at),
+         (2, 'person', 'Bob Stone', 'bob stone', created_at),
+         (3, 'robot', 'Mira', 'mira', created_at)])
+    conn.execute('INSERT INTO aliases (id, entity_id, alias, alias_key, created_at)'
+                 " VALUES (1, 1, 'Ada', 'ada', ?)", (created_at,))
+    statement = 'episode e{0} turn t{0}'
+    rows = [
+        (1, 'fact', 'Ada likes tea', 'likes', 'tea', 'console', '', 'active', None, None),
+        (2, 'fact', 'Ada lives in Harrowgate', 'lives_in', 'Harrowgate',
+         'operator_statement', statement.format(2), 'retired', retired_at,
+         'operator corrected it'),
+        (3, 'fact', 'Bob Stone plays chess', 'plays', 'chess', 'operator_statement',
+         statement.format(3), 'active', None, None),
+        (4, 'preference', 'Ada Lovelace prefers green tea', 'prefers_drink',
+         'green tea', 'operator_statement', statement.format(4), 'active', None, None),
+        (5, 'relationship', 'Ada Lovelace is the cousin of Bob Stone', 'cousin_of',
+         'Bob Stone', 'operator_statement', statement.format(5), 'active', None, None),
+    ]
+    conn.executemany(
+        'INSERT INTO memories (id, kind, summary, predicate, value, value_key, source_kind,'
+        ' source_label, confidence, status, created_at, retired_at, retired_reason)'
+        ' VALUES (?, ?, ?, ?, ?, lower(?), ?, ?, NULL, ?, ?, ?, ?)',
+        [(i, kind, summary, predicate, value, value, source, label, status, created_at,
+          retired_at, reason)
+         for i, kind, summary, predicate, value, source, label, status, retired_at, reason
+         in rows])
+    links = [(1, 1, 'subject'), (2, 1, 'subject'), (3, 2, 'subject'), (4, 1, 'subject'),
+             (5, 1, 'subject'), (5, 2, 'cousin')]
+    conn.executemany('INSERT INTO memory_links (memory_id, entity_id, role) VALUES (?, ?, ?)',
+                     links)
+    conn.executemany(
+        'INSERT INTO payloads (id, memory_id, storage, media_type, text_body, created_at)'
+        " VALUES (?, ?, 'inline', 'text/plain', ?, ?)",
+        [(i, i, summary, created_at) for i, _, summary, *_ in rows])
+    return rows

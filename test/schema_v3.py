@@ -4,6 +4,8 @@
 import pathlib
 import sqlite3
 
+from schema_v2 import insert_rows
+
 V3_DDL = pathlib.Path(__file__).with_name('fixtures') / 'schema_v3.sql'
 CREATED_AT = '2026-03-01T09:30:00Z'
 RETIRED_AT = '2026-03-02T10:00:00Z'
@@ -32,43 +34,7 @@ def make_version_3_database(path):
         conn.execute('PRAGMA journal_mode = WAL').fetchall()
         conn.executescript(V3_DDL.read_text(encoding='utf-8'))
         conn.execute('PRAGMA user_version = 3')
-        conn.executemany(
-            'INSERT INTO entities (id, entity_type, canonical_name, name_key, created_at)'
-            ' VALUES (?, ?, ?, ?, ?)',
-            [(1, 'person', 'Ada Lovelace', 'ada lovelace', CREATED_AT),
-             (2, 'person', 'Bob Stone', 'bob stone', CREATED_AT),
-             (3, 'robot', 'Mira', 'mira', CREATED_AT)])
-        conn.execute('INSERT INTO aliases (id, entity_id, alias, alias_key, created_at)'
-                     " VALUES (1, 1, 'Ada', 'ada', ?)", (CREATED_AT,))
-        label = 'episode e{0} turn t{0}'
-        rows = [
-            (1, 'fact', 'Ada likes tea', 'likes', 'tea', 'console', '', 'active', None, None),
-            (2, 'fact', 'Ada lives in Harrowgate', 'lives_in', 'Harrowgate',
-             'operator_statement', label.format(2), 'retired', RETIRED_AT,
-             'operator corrected it'),
-            (3, 'fact', 'Bob Stone plays chess', 'plays', 'chess', 'operator_statement',
-             label.format(3), 'active', None, None),
-            (4, 'preference', 'Ada Lovelace prefers green tea', 'prefers_drink',
-             'green tea', 'operator_statement', label.format(4), 'active', None, None),
-            (5, 'relationship', 'Ada Lovelace is the cousin of Bob Stone', 'cousin_of',
-             'Bob Stone', 'operator_statement', label.format(5), 'active', None, None),
-        ]
-        conn.executemany(
-            'INSERT INTO memories (id, kind, summary, predicate, value, value_key, source_kind,'
-            ' source_label, confidence, status, created_at, retired_at, retired_reason)'
-            ' VALUES (?, ?, ?, ?, ?, lower(?), ?, ?, NULL, ?, ?, ?, ?)',
-            [(i, kind, summary, predicate, value, value, source, label_text, status,
-              CREATED_AT, retired_at, reason)
-             for i, kind, summary, predicate, value, source, label_text, status, retired_at,
-             reason in rows])
-        links = [(1, 1, 'subject'), (2, 1, 'subject'), (3, 2, 'subject'), (4, 1, 'subject'),
-                 (5, 1, 'subject'), (5, 2, 'cousin')]
-        conn.executemany('INSERT INTO memory_links (memory_id, entity_id, role) VALUES (?, ?, ?)',
-                         links)
-        conn.executemany(
-            'INSERT INTO payloads (id, memory_id, storage, media_type, text_body, created_at)'
-            " VALUES (?, ?, 'inline', 'text/plain', ?, ?)",
-            [(i, i, summary, CREATED_AT) for i, _, summary, *_ in rows])
+        rows = insert_rows(conn, CREATED_AT, RETIRED_AT)
         receipts = []
         for i, kind, summary, predicate, value, source, _, _, _, _ in rows:
             if source != 'operator_statement':

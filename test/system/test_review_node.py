@@ -24,23 +24,12 @@ from mira_memory.core.admission.rules import Proposal, TurnContext
 from mira_memory.simulation import processes
 import pytest
 from raw_scan import raw_hits
+from review_cases import GHENT, HEDGED, LEUVEN, UNKNOWN
 from rosutil import executable, unique_namespace, write_params_file
 
 pytestmark = pytest.mark.ros
 
 PROFILE = 'Mira'
-HEDGED = ('Maybe Ada Lovelace prefers green tea.',
-          Proposal('preference', 'Ada Lovelace', 'prefers_drink', 'green tea', None, None,
-                   'Ada Lovelace prefers green tea'))
-INTERN = ('Lou Arden is allergic to latex.',
-          Proposal('fact', 'Lou Arden', 'allergic_to', 'latex', None, None,
-                   'Lou Arden is allergic to latex'))
-LEUVEN = ('Zoe Quist lives in Leuven.',
-          Proposal('fact', 'Zoe Quist', 'lives_in', 'Leuven', None, None,
-                   'Zoe Quist lives in Leuven'))
-GHENT = ('Zoe Quist lives in Ghent.',
-         Proposal('fact', 'Zoe Quist', 'lives_in', 'Ghent', None, None,
-                  'Zoe Quist lives in Ghent'))
 # A deadline against a hang (a node that never comes back), not a timing.
 DEADLINE_S = 60.0
 
@@ -130,7 +119,7 @@ def test_a_refused_statement_is_accepted(ros, memory_node, tmp_path, console_mem
 def test_an_unknown_subject_is_accepted_with_a_new_entity(
         ros, memory_node, tmp_path, console_memory):
     node, console = seeded(memory_node, ros, tmp_path, console_memory)
-    response = say(node, INTERN)
+    response = say(node, UNKNOWN)
     assert (response.reason, response.pending_review) == ('subject_not_found', True)
     err = failed(console, 'accept', 'P1')
     assert err.startswith('error: refused: P1: the subject still names no entity')
@@ -220,7 +209,7 @@ def test_an_item_is_forgotten_with_its_entity(ros, memory_node, tmp_path, consol
 def test_verify_marks_what_the_rules_admit_now(ros, memory_node, tmp_path, console_memory):
     node, console = seeded(memory_node, ros, tmp_path, console_memory)
     say(node, HEDGED)
-    say(node, INTERN)
+    say(node, UNKNOWN)
     ok(console, 'entity', 'add', 'person', 'Lou Arden')
     code, out, err = console('verify')
     assert (code, without_progress(err)) == (0, '')

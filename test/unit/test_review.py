@@ -20,27 +20,12 @@ from mira_memory.core.review import decisions, keep
 from mira_memory.core.store import MemoryStore, NewMemory, schema, transaction
 import pytest
 from raw_scan import raw_hits
+from review_cases import GHENT, HEDGED, LEUVEN, UNKNOWN, UNKNOWN_RELATED
 from schema_v3 import make_version_3_database, MEMORY_IDS, RECEIPT_IDS, SEQUENCES
 
 ROBOT = 'Mira'
 REVIEWER = 'Dana (memory_console_1 on robot)'
 SETTINGS = keep.ReviewSettings()
-
-HEDGED = ('Maybe Ada Lovelace prefers green tea.',
-          Proposal('preference', 'Ada Lovelace', 'prefers_drink', 'green tea', None, None,
-                   'Ada Lovelace prefers green tea'))
-UNKNOWN = ('Lou Arden is allergic to latex.',
-           Proposal('fact', 'Lou Arden', 'allergic_to', 'latex', None, None,
-                    'Lou Arden is allergic to latex'))
-UNKNOWN_RELATED = ('Ada Lovelace is the cousin of Bram Tull.',
-                   Proposal('relationship', 'Ada Lovelace', 'cousin_of', 'Bram Tull',
-                            'Bram Tull', 'cousin', 'Ada Lovelace is the cousin of Bram Tull'))
-LEUVEN = ('Zoe Quist lives in Leuven.',
-          Proposal('fact', 'Zoe Quist', 'lives_in', 'Leuven', None, None,
-                   'Zoe Quist lives in Leuven'))
-GHENT = ('Zoe Quist lives in Ghent.',
-         Proposal('fact', 'Zoe Quist', 'lives_in', 'Ghent', None, None,
-                  'Zoe Quist lives in Ghent'))
 
 
 class Clock:
