@@ -192,13 +192,15 @@ def _applies(lang, analysis, structure_, occurrence):
 def _in_clause(lang, analysis, structure_, occurrence, phrases):
     """Return True when one of phrases stands in the occurrence's clause, around it."""
     # (A trigger that is a boundary word itself, "until", opens the clause after it.)
-    # A weak boundary that opens no clause does not end it: "starts | as a
-    # setter in September" is one clause.
+    # A weak word boundary that opens no clause does not end it: "starts | as
+    # a setter in September" is one clause. A comma does: "For now, Ada likes
+    # teal, every morning" keeps "every morning" out of "For now"'s clause.
     begin = structure_.clause_start(occurrence.start)
     end = structure_.clause_end(occurrence.stop)
     for boundary in structure_.boundaries:
         if boundary.index >= end and boundary.index >= occurrence.stop:
-            if boundary.index > end or clauses.effective(lang, analysis, structure_, boundary):
+            if (boundary.index > end or boundary.kind == clauses.PUNCTUATION
+                    or clauses.effective(lang, analysis, structure_, boundary)):
                 break
             end = structure_.clause_end(boundary.after)
     tokens = analysis.tokens
