@@ -75,6 +75,9 @@ def start(module_name, interrupted_exit_code=0):
 
 
 _stop_signals = []  # the stop signals received, in order (signal numbers)
+# True once the spin (or a one-shot node's run) has ended: a stop signal then
+# only counts. Its KeyboardInterrupt would otherwise cut the cleanup short.
+_spin_ended = False
 
 
 def stop_on_signals():
@@ -90,7 +93,26 @@ def stop_on_signals():
 
 def _stop_signal(signum, frame):
     _stop_signals.append(signum)
-    raise KeyboardInterrupt
+    if not _spin_ended:
+        raise KeyboardInterrupt
+
+
+def _until_stopped(work):
+    """
+    Return work(); once it ended, however it ended, a stop signal no longer raises.
+
+    rclpy's own handler can end the spin first (it shuts the context down)
+    while Python's for the same SIGINT is still pending; Python runs it at
+    its next check, which signal.signal(SIG_IGN) in the cleanup makes: its
+    KeyboardInterrupt left run() from there and the process died of the
+    signal (exit -2, seen once in CI on Jazzy). The flag is set in a finally
+    without a call, where Python runs no signal handler.
+    """
+    global _spin_ended
+    try:
+        return work()
+    finally:
+        _spin_ended = True
 
 
 def stop_signal_received():
@@ -128,7 +150,7 @@ def run(node_class, logger_name, args=None):
         # walks it on every full collection, which then costs a callback
         # only its own young objects (bench/README.md, issue 25).
         gc.freeze()
-        rclpy.spin(node)
+        _until_stopped(lambda: rclpy.spin(node))
     except StartupError as error:
         rclpy.logging.get_logger(logger_name).error(str(error))
         return 1
@@ -246,7 +268,7 @@ def run_once(node_class, logger_name, failures, what, args=None):
         node = node_class()
         interrupt_again.attach(node)
         executor.add_node(node)
-        node.run(executor)
+        _until_stopped(lambda: node.run(executor))
     except (StartupError, *failures) as error:
         logger.error(str(error))
         return 1

@@ -133,6 +133,44 @@ def test_that_error_without_a_stop_signal_is_still_a_failure(tmp_path):
     assert 'SystemError: send_cancel_response returned a result with an exception set' in output
 
 
+AFTER_THE_SPIN_PROBE = """
+import os
+import signal
+import time
+
+from mira_memory.ros import node_runner
+
+node_runner.stop_on_signals()
+
+
+def signal_and_wait():
+    os.kill(os.getpid(), signal.SIGINT)
+    time.sleep(5)
+
+
+try:
+    node_runner._until_stopped(signal_and_wait)
+    print('the signal during the spin did not raise')
+except KeyboardInterrupt:
+    print('raised during the spin')
+# The spin has ended: the cleanup runs, and a stop signal arrives then (or
+# one rclpy already acted on is handled by Python only now).
+os.kill(os.getpid(), signal.SIGINT)
+time.sleep(0.2)
+signal.signal(signal.SIGINT, signal.SIG_IGN)
+print('cleanup done', node_runner.stop_signal_received())
+"""
+
+
+def test_a_stop_signal_after_the_spin_ended_does_not_cut_the_cleanup_short():
+    # The race seen once in CI (Jazzy, exit -2): rclpy ended the spin, and
+    # Python's handler of the same SIGINT ran only in the cleanup.
+    result = subprocess.run([sys.executable, '-c', AFTER_THE_SPIN_PROBE], capture_output=True,
+                            text=True, timeout=60)
+    assert (result.returncode, result.stdout) == (
+        0, 'raised during the spin\ncleanup done True\n'), result.stderr
+
+
 def test_only_a_keyboard_interrupt_is_raised_again_every_other_unraisable_goes_on():
     from mira_memory.ros import node_runner
     seen, again = [], []
