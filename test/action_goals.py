@@ -20,14 +20,26 @@ class Goal:
         name = f'{node_prefix}/admin/{job}'
         self.client = ActionClient(ros.node, ACTION_TYPES[job], name)
         assert self.client.wait_for_server(timeout_sec=server_timeout), f'no action {name}'
-        self.feedback = []
-        sent = self.client.send_goal_async(
-            request, feedback_callback=lambda message: self.feedback.append(message.feedback))
+        # The feedback topic itself, not the client's feedback_callback: rclpy's
+        # client drops a goal's feedback once its result is in, and the last
+        # feedback (complete) may arrive after the result.
+        self._messages = []
+        self._feedback_topic = ros.node.create_subscription(
+            ACTION_TYPES[job].Impl.FeedbackMessage, f'{name}/_action/feedback',
+            self._messages.append, 100)
+        sent = self.client.send_goal_async(request)
         ros.spin_until(sent.done, f'{name} goal response', timeout=30)
         self.handle = sent.result()
         assert self.handle.accepted
         self.id = str(uuid.UUID(bytes=bytes(self.handle.goal_id.uuid)))
         self._result = self.handle.get_result_async()
+
+    @property
+    def feedback(self):
+        """The feedback of this goal received so far, in order."""
+        uuid_bytes = bytes(self.handle.goal_id.uuid)
+        return [message.feedback for message in self._messages
+                if bytes(message.goal_id.uuid) == uuid_bytes]
 
     def wait_for(self, condition, what, timeout=120):
         """Spin until condition() or the goal's end."""
@@ -53,7 +65,8 @@ class Goal:
         return self.feedback[-1]
 
     def close(self):
-        """Destroy the client (its DDS entities)."""
+        """Destroy the client and the feedback subscription (their DDS entities)."""
+        self.ros.node.destroy_subscription(self._feedback_topic)
         self.client.destroy()
 
 

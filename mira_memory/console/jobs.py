@@ -91,6 +91,8 @@ def run_goal(session, node, name, goal, *, no_wait, stderr, deadline):
             return None, goal_id_text(handle.goal_id)
         result = handle.get_result_async()
         _wait_for_result(session, client, result, name)
+        if result.result().status == GoalStatus.STATUS_SUCCEEDED:
+            display.finish()
     except KeyboardInterrupt:
         display.close()
         # Also when the goal was on its way: once accepted, it is canceled.

@@ -42,10 +42,13 @@ class ProgressDisplay:
         # None once nothing more is to be shown.
         self._next_line = LINE_TENTHS
         self._reports = 0
+        # The last update: (Progress, seconds elapsed, time.monotonic() then).
+        self._last = None
 
     def update(self, progress, elapsed, remaining):
         """Show a Progress, seconds elapsed and estimated seconds left (None: unknown)."""
         self._reports += 1
+        self._last = (progress, elapsed, time.monotonic())
         if self._reports == 1 and progress.fraction >= 1.0:
             # Done before its first report (a small store): nothing to watch.
             self._next_line = None
@@ -70,6 +73,23 @@ class ProgressDisplay:
                 snapshot = meter.snapshot()
                 self.update(progress, snapshot.elapsed, snapshot.remaining)
         return report
+
+    def finish(self):
+        """
+        Show the job complete, after its success, when the last report was not.
+
+        The node's last feedback (complete) is a topic message and its result
+        a service reply: the result can come first, and rclpy's action client
+        drops a goal's feedback once its result is in. Nothing is shown for a
+        job that showed nothing.
+        """
+        if self._last is None:
+            return
+        progress, elapsed, at = self._last
+        if progress.done < progress.total:
+            self.update(type(progress)(progress.phase, progress.total, progress.total,
+                                       progress.bytes_written),
+                        elapsed + time.monotonic() - at, 0.0)
 
     def close(self):
         """End the bar (the terminal keeps its last state); print nothing more."""

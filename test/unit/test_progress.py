@@ -64,6 +64,21 @@ def test_without_a_terminal_one_line_per_ten_percent_and_the_last_once():
     assert lines[-1] == 'export: 100% (writing 1000 of 1000 records, 0.0 MB written, 10.0 s)'
 
 
+def test_finish_shows_a_job_complete_when_its_last_feedback_came_after_its_result():
+    out = io.StringIO()
+    display = ProgressDisplay(out, 'verify', terminal=False)
+    display.update(Progress('judging', 0, 1000), 0.5, None)
+    display.update(Progress('judging', 950, 1000), 9.5, 0.5)
+    display.finish()  # the result is in; the complete feedback never came
+    display.finish()  # once only
+    lines = out.getvalue().splitlines()
+    assert [line.split(' (')[0] for line in lines] == ['verify: 95%', 'verify: 100%']
+    assert lines[-1].startswith('verify: 100% (judging 1000 of 1000 memories, ')
+    silent = io.StringIO()
+    ProgressDisplay(silent, 'verify', terminal=False).finish()  # nothing shown: nothing to end
+    assert silent.getvalue() == ''
+
+
 def test_a_job_done_before_its_first_report_shows_nothing():
     out = io.StringIO()
     display = ProgressDisplay(out, 'verify', terminal=False)
