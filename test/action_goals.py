@@ -19,27 +19,22 @@ class Goal:
         self.ros = ros
         name = f'{node_prefix}/admin/{job}'
         self.client = ActionClient(ros.node, ACTION_TYPES[job], name)
-        assert self.client.wait_for_server(timeout_sec=server_timeout), f'no action {name}'
-        # The feedback topic itself, not the client's feedback_callback: rclpy's
-        # client drops a goal's feedback once its result is in, and the last
-        # feedback (complete) may arrive after the result.
-        self._messages = []
+        # The feedback topic too, subscribed before the server is waited for:
+        # rclpy's client drops a goal's feedback once its result is in, and
+        # the last feedback (complete) may arrive after the result.
+        self._topic = []
         self._feedback_topic = ros.node.create_subscription(
             ACTION_TYPES[job].Impl.FeedbackMessage, f'{name}/_action/feedback',
-            self._messages.append, 100)
-        sent = self.client.send_goal_async(request)
+            self._topic.append, 100)
+        assert self.client.wait_for_server(timeout_sec=server_timeout), f'no action {name}'
+        self.feedback = []
+        sent = self.client.send_goal_async(
+            request, feedback_callback=lambda message: self.feedback.append(message.feedback))
         ros.spin_until(sent.done, f'{name} goal response', timeout=30)
         self.handle = sent.result()
         assert self.handle.accepted
         self.id = str(uuid.UUID(bytes=bytes(self.handle.goal_id.uuid)))
         self._result = self.handle.get_result_async()
-
-    @property
-    def feedback(self):
-        """The feedback of this goal received so far, in order."""
-        uuid_bytes = bytes(self.handle.goal_id.uuid)
-        return [message.feedback for message in self._messages
-                if bytes(message.goal_id.uuid) == uuid_bytes]
 
     def wait_for(self, condition, what, timeout=120):
         """Spin until condition() or the goal's end."""
@@ -58,11 +53,15 @@ class Goal:
         return answer.status, answer.result
 
     def final_feedback(self):
-        """Return the feedback that says complete (it may come just after the result)."""
+        """Return the feedback that says complete, from the client or the topic."""
+        uuid_bytes = bytes(self.handle.goal_id.uuid)
+
         def complete():
-            return self.feedback and self.feedback[-1].items_done == self.feedback[-1].items_total
+            seen = self.feedback + [message.feedback for message in self._topic
+                                    if bytes(message.goal_id.uuid) == uuid_bytes]
+            return [feedback for feedback in seen if feedback.items_done == feedback.items_total]
         self.ros.spin_until(complete, 'the last feedback', timeout=10)
-        return self.feedback[-1]
+        return complete()[-1]
 
     def close(self):
         """Destroy the client and the feedback subscription (their DDS entities)."""
