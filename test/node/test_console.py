@@ -12,9 +12,11 @@ import functools
 import io
 import itertools
 import re
+import signal
 import threading
 
 from mira_memory import srv
+from mira_memory.console import jobs
 from mira_memory.console import memory_console as console
 import pytest
 from rosutil import console_memory_command, unique_namespace
@@ -447,3 +449,21 @@ def test_interactive_reports_an_escape_with_nothing_to_escape(node):
     assert code == 0
     assert err == 'usage error: cannot split the line: no escaped character\n'
     assert re.fullmatch(rf'created ENT[1-9][0-9]* person "{name}"\n', out)
+
+
+def test_a_ctrl_c_python_dropped_in_a_finalizer_is_raised_again_by_the_job_waits(monkeypatch):
+    # A SIGINT's KeyboardInterrupt raised inside a __del__ is dropped by Python
+    # (its unraisable hook); the job's waits still see the Ctrl-C, once.
+    interrupts = jobs._Interrupts()
+    dropped = []
+    monkeypatch.setattr('sys.unraisablehook', dropped.append)
+
+    class Finalized:
+        def __del__(self):
+            interrupts._handler(signal.SIGINT, None)
+
+    Finalized()
+    assert (interrupts.count, [type(u.exc_value) for u in dropped]) == (1, [KeyboardInterrupt])
+    with pytest.raises(KeyboardInterrupt):
+        interrupts.raise_dropped()
+    interrupts.raise_dropped()  # once only
