@@ -45,7 +45,7 @@ from mira_memory.memory.copy_worker import CopyWorker
 from mira_memory.memory.service import MemoryService
 from mira_memory.memory.turn_gate import TurnGate
 from mira_memory.ros import diagnostics, node_runner, parameters
-from mira_memory.srv import AdminAccept, AdminDismiss, AdminPending, AdminPendingShow
+from mira_memory.srv import AdminAccept, AdminCheck, AdminDismiss, AdminPending, AdminPendingShow
 from mira_memory.srv import AdminAdd, AdminAliasAdd, AdminEntityAdd, AdminEntityFind
 from mira_memory.srv import AdminFind, AdminForget, AdminJobs, AdminList, AdminRetire
 from mira_memory.srv import AdminShow, AdminStatus, AdminSupersede, RecallMemory, Remember
@@ -74,6 +74,7 @@ ADMIN_SERVICES = (
     (AdminAccept, 'accept'),
     (AdminSupersede, 'supersede'),
     (AdminDismiss, 'dismiss'),
+    (AdminCheck, 'check'),
     (AdminList, 'list'),
 )
 

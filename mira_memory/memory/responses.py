@@ -125,6 +125,29 @@ def fill_assessment(response, assessment):
     return response
 
 
+def fill_check(response, checked):
+    """Copy a dry run of the admission rules (core/review/check.py) into an admin/check response."""
+    result = checked.result
+    response.status = result.status
+    response.outcome = result.outcome
+    response.reason = result.reason
+    response.rule = result.rule
+    ids = result.conflicting_memory_ids or ((result.memory_id,) if result.memory_id else ())
+    response.memory_ids = [store.format_memory_id(i) for i in ids]
+    response.error = result.error
+    response.grounding_check = checked.grounding_check
+    response.decided_by = [f'{name}: {text}' for name, text in checked.decided_by]
+    response.would_keep_for_review = checked.would_keep_for_review
+    response.summary = checked.summary
+    response.stored_value = checked.value
+    for field, entity_id in (('subject_entity_id', checked.subject_entity_id),
+                             ('related_entity_id', checked.related_entity_id)):
+        setattr(response, field, store.format_entity_id(entity_id) if entity_id else '')
+    described = result.outcome or f'{result.reason} (rule {result.rule})'
+    return fill_admin_success(response, f'remember would answer {result.status} {described}; '
+                                        'nothing was written')
+
+
 def fill_reviewed(response, reviewed, memory):
     """Copy a person's decision (decisions.Reviewed) into its accept/supersede/dismiss response."""
     name = store.format_pending_id(reviewed.pending_id)

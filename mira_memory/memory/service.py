@@ -40,7 +40,7 @@ from mira_memory.core import recall, store
 from mira_memory.core.admission import language, normalize, rules, text, turns
 from mira_memory.core.admission.turn_proposals import TurnProposalLog
 from mira_memory.core.archive import verify_process
-from mira_memory.core.review import decisions, keep
+from mira_memory.core.review import check, decisions, keep
 from mira_memory.core.store import health, ownership, private_files
 from mira_memory.memory import responses
 from mira_memory.ros.node_runner import StartupError
@@ -99,6 +99,7 @@ class MemoryService:
             'accept': self.admin_accept,
             'supersede': self.admin_supersede,
             'dismiss': self.admin_dismiss,
+            'check': self.admin_check,
             'list': self.admin_list,
         }
         if settings.enabled:
@@ -620,6 +621,17 @@ class MemoryService:
         self._review_decision(response, decisions.dismiss(
             self.store, store.parse_pending_id(request.pending_id), request.reviewer,
             self.review))
+
+    def admin_check(self, request, response):
+        """Judge a statement with remember's rules and write nothing (memory check)."""
+        proposal = rules.Proposal(
+            kind=request.kind, subject=request.subject, predicate=request.predicate,
+            value=request.value, related_entity=request.related_entity or None,
+            related_role=request.related_role or None, evidence=request.evidence)
+        with self.store.snapshot() as conn:
+            checked = check.check(conn, request.utterance, proposal, self.robot_profile,
+                                  keeps_refusals=self.review.enabled)
+        responses.fill_check(response, checked)
 
     def _review_decision(self, response, reviewed):
         """Answer a decision that was written; a new memory or entity changes the counts."""

@@ -14,9 +14,9 @@ itself, against a monotonic deadline, which costs the same on both distros
 
 Why a resend: DDS occasionally drops a service reply (a few per thousand
 calls on a loaded machine). A call whose request is safe to repeat -
-recall, the admin reads, remember (a repeated remember answers
-applied/duplicate with the same MEM id, never a second row) and the
-working-memory show - is sent a second time when no reply came within
+recall, the admin reads, memory check's dry run, remember (a repeated
+remember answers applied/duplicate with the same MEM id, never a second
+row) and the working-memory show - is sent a second time when no reply came within
 RESEND_AFTER_SEC (at most half the time left), inside the same deadline.
 Both requests stay pending and whichever reply comes first is the answer,
 except a store failure (backend_failure, unavailable) while the other
@@ -33,7 +33,8 @@ and a resend would answer 0: it is sent once too.
 
 import time
 
-from mira_memory.srv import AdminEntityFind, AdminFind, AdminList, AdminShow, AdminStatus
+from mira_memory.srv import AdminCheck, AdminEntityFind, AdminFind, AdminList, AdminShow
+from mira_memory.srv import AdminStatus
 from mira_memory.srv import RecallMemory, Remember, WorkingMemoryShow
 
 SPIN_STEP_SEC = 0.1
@@ -42,7 +43,7 @@ RESEND_AFTER_SEC = 1.0
 # Services (by type) whose request may be sent twice with the same effect.
 RESENDABLE_SERVICE_TYPES = frozenset({
     RecallMemory, Remember,
-    AdminStatus, AdminEntityFind, AdminFind, AdminShow, AdminList,
+    AdminStatus, AdminEntityFind, AdminFind, AdminShow, AdminList, AdminCheck,
     WorkingMemoryShow,
 })
 # Of those, the ones that write: their outcome is unknown while a resent request is out.

@@ -311,6 +311,9 @@ class AdmissionResult:
     # A rejection kept for a person's review (core/review): the Remember
     # response says so; the reason stays the rules' own.
     pending_review: bool = False
+    # A grounding refusal (rules 10-13): the verdict that refused it, for
+    # the person at the console (memory check); never sent to the model.
+    grounding: Optional[verdict.Grounding] = None
 
 
 def reviewable(result):
@@ -490,6 +493,8 @@ class Judgment:
     predicate: str = ''
     # judge(writes=True): the memory already stored as this proposal (rule 18's duplicate).
     duplicate_of: Optional[int] = None
+    # The grounding verdict that let it through (rules 10-13).
+    grounding: Optional[verdict.Grounding] = None
 
 
 def judge(reads, context, proposal, robot_profile, *, writes=False):
@@ -521,7 +526,7 @@ def judge(reads, context, proposal, robot_profile, *, writes=False):
             return Judgment(_rejected(REASON_INVALID_PROPOSAL, error=TURN_ALREADY_WROTE_ERROR,
                                       rule='19'))
     return Judgment(None, decision, request.evidence, request.value, request.kind,
-                    request.predicate, stored)
+                    request.predicate, stored, request.grounded)
 
 
 @dataclass(frozen=True)
@@ -588,8 +593,9 @@ def _judge_request(context, proposal, robot_profile, overrides=frozenset()):
         relationship=kind == KIND_RELATIONSHIP,
         vocatives=(robot_profile,) if robot_profile else ())
     if grounded.failure:
-        return None, _rejected(_GROUNDING_REASONS[grounded.rule], error=grounded.error,
-                               rule=_GROUNDING_RULES[grounded.rule])
+        return None, dataclasses.replace(
+            _rejected(_GROUNDING_REASONS[grounded.rule], error=grounded.error,
+                      rule=_GROUNDING_RULES[grounded.rule]), grounding=grounded)
     return _Request(kind, predicate, role, related_entity, evidence, value, value_key,
                     grounded), None
 

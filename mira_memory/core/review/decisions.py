@@ -251,7 +251,7 @@ def _refusal(name, action, result):
     return RefusedError(text, result.reason, result.rule, result.conflicting_memory_ids)
 
 
-class _SnapshotReads:
+class SnapshotReads:
     """What rules.judge(writes=True) reads, on one read snapshot's connection."""
 
     def __init__(self, conn):
@@ -283,7 +283,7 @@ def assess(conn, item):
     there (memory_ids); else STILL_REFUSED with the first rule that refuses it.
     """
     context, proposal = request_of(item)
-    judgment = rules.judge(_SnapshotReads(conn), context, proposal, item.robot_profile,
+    judgment = rules.judge(SnapshotReads(conn), context, proposal, item.robot_profile,
                            writes=True)
     if judgment.rejection is not None:
         rejection = judgment.rejection

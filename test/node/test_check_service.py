@@ -1,0 +1,100 @@
+# SPDX-License-Identifier: Apache-2.0
+"""
+admin/check, the dry run behind `memory check`, on a real memory node.
+
+Cases of the grounding corpus go through admin/check and then through the
+real remember service (their operator turn heard over DDS): the check must
+have answered what remember answered, and must have written nothing (the
+database file and its WAL byte for byte, the counts, the pending queue).
+The core-level comparison over the whole corpus: test/unit/test_memory_check.py.
+"""
+
+from corpus_cases import load, ROBOT_PROFILE
+from memory_services import database_fingerprint, MemoryServices, remember_request, srv
+import pytest
+
+pytestmark = pytest.mark.ros
+
+# Enough of both answers, and quick.
+CASES = 24
+
+
+def start(memory_node, ros, tmp_path):
+    database = tmp_path / 'memory.sqlite3'
+    node = memory_node({'enabled': True, 'database_path': str(database),
+                        'robot_profile': ROBOT_PROFILE}, ros=ros)
+    # Made before the first reply is awaited, so the node knows its reply reader.
+    ros.client(srv.AdminCheck, f'{node.prefix}/admin/check')
+    return node, MemoryServices(ros, node.prefix, node), database
+
+
+def check_request(case):
+    proposal = case.proposal
+    return srv.AdminCheck.Request(
+        utterance=case.utterance, kind=proposal.kind, subject=proposal.subject,
+        predicate=proposal.predicate, value=proposal.value,
+        related_entity=proposal.related_entity or '', related_role=proposal.related_role or '',
+        evidence=proposal.evidence)
+
+
+def dry_run(memory, request):
+    response = memory.ros.call(srv.AdminCheck, f'{memory.prefix}/admin/check', request)
+    assert response.success, (response.error_code, response.message)
+    return response
+
+
+def picked_cases(corpus):
+    """Return the first CASES cases on turns of their own, half created, half rejected."""
+    created = [case for case in corpus.cases
+               if case.expect == 'created' and case.episode_id is None]
+    rejected = [case for case in corpus.cases
+                if case.expect == 'rejected' and case.episode_id is None]
+    return created[:CASES // 2] + rejected[:CASES // 2]
+
+
+def test_check_answers_what_remember_answers_and_writes_nothing(memory_node, ros, tmp_path):
+    node, memory, database = start(memory_node, ros, tmp_path)
+    corpus = load()
+    for entity in corpus.entities:
+        memory.entity(entity.name, entity_type=entity.entity_type, aliases=entity.aliases)
+    answers = set()
+    for number, case in enumerate(picked_cases(corpus), 1):
+        counts, pending = memory.counts(), memory.admin('pending').pending_count
+        before = database_fingerprint(database)
+        checked = dry_run(memory, check_request(case))
+        assert database_fingerprint(database) == before, case.label
+        assert memory.counts() == counts and memory.admin('pending').pending_count == pending
+
+        remembered = memory.remember(remember_request(case.context(number), case.proposal))
+        assert (checked.status, checked.outcome, checked.reason) == (
+            remembered.status, remembered.outcome, remembered.reason), case.label
+        answers.add(remembered.status)
+    assert answers == {'applied', 'rejected'}
+
+
+def test_check_explains_a_refusal_and_uses_no_turn(memory_node, ros, tmp_path):
+    node, memory, database = start(memory_node, ros, tmp_path)
+    ada = memory.entity('Ada Lovelace')
+    request = srv.AdminCheck.Request(
+        utterance='Maybe Ada Lovelace prefers green tea.', kind='preference',
+        subject='Ada Lovelace', predicate='prefers_drink', value='green tea')
+    refused = dry_run(memory, request)
+    assert (refused.status, refused.reason, refused.rule) == (
+        'rejected', 'evidence_not_in_utterance', '10')
+    assert refused.grounding_check == 'hedged' and refused.would_keep_for_review
+    assert 'hedged' in refused.error
+    assert memory.admin('pending').pending_count == 0
+
+    request.utterance = 'Ada Lovelace prefers green tea.'
+    admitted = dry_run(memory, request)
+    assert (admitted.status, admitted.outcome, admitted.memory_ids) == ('applied', 'created', [])
+    assert (admitted.summary, admitted.stored_value, admitted.subject_entity_id) == (
+        'Ada Lovelace prefers green tea.', 'green tea', ada)
+    assert memory.counts()['memory_count'] == 0
+
+
+def test_check_on_a_disabled_node_says_so(memory_node, ros):
+    node = memory_node({'enabled': False}, ros=ros)
+    response = ros.call(srv.AdminCheck, f'{node.prefix}/admin/check', srv.AdminCheck.Request(
+        utterance='Ada likes tea.', kind='fact', subject='Ada', predicate='likes', value='tea'))
+    assert (response.success, response.error_code) == (False, 'disabled')
