@@ -35,7 +35,10 @@ ADMIN_COMMANDS = (
     'status', 'entity_add', 'entity_find', 'alias_add', 'find', 'add', 'show', 'list',
     'retire', 'forget', 'jobs',
     # Supervised review (docs/review.md): the admin enclave only, like the rest.
-    'pending', 'pending_show', 'accept', 'supersede', 'dismiss')
+    'pending', 'pending_show', 'accept', 'supersede', 'dismiss',
+    # The dry run of remember's rules (memory check): writes nothing, but
+    # explains the rules to a person, so it is no model's to call.
+    'check')
 # Its long jobs, actions of the same name (~/admin/<job>): sros2 turns an
 # <actions> rule into the action's services (send_goal, cancel_goal,
 # get_result) and topics (feedback, status) under <name>/_action/.
@@ -156,6 +159,8 @@ def enclaves(namespace, lifecycle=False):
                 'ros2 action on the memory node.', (
                     Profile(CONSOLE_NODE, Rules(request=(
                         *(f'{memory}/admin/{command}' for command in ADMIN_COMMANDS),
+                        # memory recall: what cognition would get, read-only.
+                        f'{memory}/recall_memory',
                         *(f'{cognition}/{name}' for name in WORKING_MEMORY_SERVICES)),
                         call=jobs), common=NODE_COMMON, in_root=True),
                     Profile('seed', Rules(request=tuple(

@@ -24,7 +24,7 @@ ENCLAVES = {'memory', 'cognition', 'attention', 'perception', 'operator_source',
             'operator_chat', 'admin', 'monitor'}
 ADMIN = {'status', 'entity_add', 'entity_find', 'alias_add', 'find', 'add', 'show', 'list',
          'retire', 'forget', 'jobs',
-         'pending', 'pending_show', 'accept', 'supersede', 'dismiss'}
+         'pending', 'pending_show', 'accept', 'supersede', 'dismiss', 'check'}
 JOBS = ('backup', 'export', 'verify')
 PARAMETER_SERVICES = {'describe_parameters', 'get_parameter_types', 'get_parameters',
                       'list_parameters', 'set_parameters', 'set_parameters_atomically'}
@@ -96,8 +96,12 @@ def test_only_cognition_calls_remember_and_only_the_memory_node_serves_it(namesp
     remember = f'{prefix(namespace)}/memory/remember'
     assert holders(merged, 'call', remember) == {'cognition'}
     assert holders(merged, 'serve', remember) == {'memory'}
+    # The admin enclave's console recalls too (memory recall); no other enclave does.
     assert holders(merged, 'call', f'{prefix(namespace)}/memory/recall_memory') == {
-        'cognition', 'attention'}
+        'cognition', 'attention', 'admin'}
+    console = policy(namespace)[f'{prefix(namespace)}/admin'][
+        ('/', security_policy.CONSOLE_NODE)]
+    assert f'{prefix(namespace)}/memory/recall_memory' in console['call']
 
 
 @pytest.mark.parametrize('namespace', NAMESPACES)
