@@ -35,7 +35,7 @@ from mira_memory.msg import Observation, ToolResult
 from mira_memory.ros import clients
 from mira_memory.ros import node_runner
 from mira_memory.simulation import nodes as simulation
-from mira_memory.srv import AdminEntityFind, AdminStatus, RecallMemory
+from mira_memory.srv import AdminEntityFind, AdminPending, AdminStatus, RecallMemory
 from mira_memory.wire import HISTORY_SUBSCRIBER_QOS, OBSERVATIONS_TOPIC
 from mira_memory.wire import TOOL_RESULTS_TOPIC
 import rclpy
@@ -74,6 +74,11 @@ def parse_arguments(argv):
     parser.add_argument(
         '--namespace', default=simulation.DEFAULT_NAMESPACE,
         help='namespace of the nodes (default: %(default)s)')
+    parser.add_argument(
+        '--node-command', default=None,
+        help='the command that runs one console command against a memory node on the '
+             "demo's database, shown as the next step for each proposal kept for review "
+             '(tools/demo gives tools/node\'s)')
     parser.add_argument(
         '--timeout', type=float, default=60.0,
         help='give up when the scenario has not finished after this many seconds '
@@ -360,6 +365,7 @@ def run(args, out):
 
     observer = Observer(namespace)
     processes = []
+    kept = []
     transcript = Transcript(scenario, out)
     try:
         # The operator source starts last, once this observer hears cognition,
@@ -373,6 +379,7 @@ def run(args, out):
         by_name = {process.name: process for process in processes}
         _play(observer, transcript, by_name, scenario, args.timeout)
         _print_recall(observer, transcript, scenario)
+        kept = _kept_for_review(observer, transcript)
     except (DemoFailed, simulation.PrerequisiteFailed) as error:
         transcript.problems.append(str(error))
     except (KeyboardInterrupt, ExternalShutdownException):
@@ -401,7 +408,35 @@ def run(args, out):
                       file=out)
         return 1
     print(f'demo complete; the database stays at {database}', file=out, flush=True)
+    _print_next_step(kept, database, args.node_command, out)
     return 0
+
+
+def _kept_for_review(observer, transcript):
+    """Return the pending review items this run's operator turns left (PendingRecords)."""
+    response = observer.call(AdminPending, 'memory/admin/pending', AdminPending.Request())
+    episodes = set(transcript.episode_ids.values())
+    return [item for item in response.items if item.episode_id in episodes]
+
+
+def _print_next_step(kept, database, node_command, out):
+    """Say how to look at each proposal kept for review: the exact commands."""
+    if not kept:
+        return
+    what = 'proposal was' if len(kept) == 1 else 'proposals were'
+    print(f'\nNext step: {len(kept)} {what} kept for a person to review (nothing of it is '
+          'stored). Look at it with the console, on this database:', file=out)
+    if node_command is None:
+        # Without tools/node: a memory node on the database, then the console.
+        print(f'  (start a memory node on {database} in /mira: docs/console.md)', file=out)
+        node_command = 'ros2 run mira_memory memory_console'
+    print(f'  {node_command} memory pending', file=out)
+    for item in kept:
+        print(f'  {node_command} memory pending show {item.id}    '
+              f'# {item.reason}: {json.dumps(item.subject)} {item.predicate} '
+              f'{json.dumps(item.value)}', file=out)
+    print('then decide, the same way: memory accept, supersede or dismiss P<n> '
+          '(docs/review.md)', file=out, flush=True)
 
 
 def lost_reply_notes(processes):

@@ -578,9 +578,10 @@ def demo_report(result, workdir):
 
 
 def test_demo_command_runs_the_scenario_and_exits_zero(tmp_path):
+    node = f'tools/node --database {tmp_path / "memory.sqlite3"}'
     result = subprocess.run(
-        [simulation.executable_path('simulation_demo'), '--workdir', str(tmp_path)],
-        capture_output=True, text=True, timeout=300)
+        [simulation.executable_path('simulation_demo'), '--workdir', str(tmp_path),
+         '--node-command', node], capture_output=True, text=True, timeout=300)
     report = demo_report(result, tmp_path)
     assert result.returncode == 0, report
     lines = result.stdout.splitlines()
@@ -611,7 +612,15 @@ def test_demo_command_runs_the_scenario_and_exits_zero(tmp_path):
     ]
     missing = [line for line in expected if line not in lines]
     assert not missing, report
-    assert lines[-1].startswith('demo complete'), report
+    # Then the next step: the command that shows each proposal kept for review.
+    end = lines.index(f'demo complete; the database stays at {tmp_path / "memory.sqlite3"}')
+    assert lines[end + 1:end + 2] == [''] and lines[end + 2].startswith(
+        'Next step: 1 proposal was kept for a person to review'), report
+    assert lines[end + 3:end + 5] == [
+        f'  {node} memory pending',
+        f'  {node} memory pending show P1    # conflict: "Ada" prefers_drink "coffee"'], report
+    assert lines[end + 5].startswith('then decide'), report
+    assert len(lines) == end + 6, report
 
 
 SECOND_RUN_SCENARIO = """
