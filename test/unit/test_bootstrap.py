@@ -1,8 +1,9 @@
 # SPDX-License-Identifier: Apache-2.0
-"""tools/bootstrap refuses, with a clear message, to run without its prerequisites."""
+"""tools/bootstrap: its prerequisites named when missing, and what a first, a warm and a failed build print."""
 
 import os
 import pathlib
+import re
 import shutil
 import subprocess
 import sys
@@ -63,3 +64,91 @@ def test_unknown_distro_is_refused(tmp_path):
         capture_output=True, text=True, timeout=60)
     assert result.returncode == 1
     assert "unknown distro 'humble'" in result.stderr
+
+
+# What the build step prints: tools/bootstrap copied into a scratch clone, with
+# a venv whose colcon prints what a real build prints (make's "[ n%]" lines).
+FAKE_BUILD = """#!/bin/sh
+echo 'Starting >>> mira_memory'
+echo '[  2%] Generating C code for ROS interfaces'
+echo '[ 37%] Building C object CMakeFiles/x.dir/a.c.o'
+echo '[ 38%] Building C object CMakeFiles/x.dir/b.c.o'
+echo '[ 99%] Linking CXX shared library libx.so'
+echo '[100%] Built target x'
+"""
+NOTHING_TO_BUILD = """#!/bin/sh
+echo 'Starting >>> mira_memory'
+echo '[100%] Built target x'
+"""
+FAILING_BUILD = """#!/bin/sh
+echo 'a.c:1: error: expected something'
+exit 2
+"""
+
+
+def _scratch_clone(tmp_path, colcon):
+    """Return (bootstrap path, environment) of a clone whose venv is ready and colcon is fake."""
+    clone = tmp_path / 'clone'
+    (clone / 'tools').mkdir(parents=True)
+    shutil.copy(ROOT / 'tools' / 'bootstrap', clone / 'tools' / 'bootstrap')
+    real_venv = pathlib.Path(sys.prefix)
+    stamp = real_venv / 'mira-requirements.stamp'
+    if not stamp.exists():
+        pytest.skip(f'not run from the bootstrapped venv ({sys.prefix} has no stamp)')
+    venv = tmp_path / 'venvs' / 'venv-jazzy'
+    (venv / 'bin').mkdir(parents=True)
+    (venv / 'bin' / 'python').symlink_to(real_venv / 'bin' / 'python')
+    (venv / 'bin' / 'activate').write_text(f'PATH={venv}/bin:$PATH\n')
+    (venv / 'mira-requirements.stamp').write_text(stamp.read_text())
+    _set_colcon(venv, colcon)
+    env = {'PATH': os.environ['PATH'], 'HOME': str(tmp_path),
+           'MIRA_VENV_HOME': str(venv.parent)}
+    return clone / 'tools' / 'bootstrap', env, venv
+
+
+def _set_colcon(venv, script):
+    colcon = venv / 'bin' / 'colcon'
+    colcon.write_text(script)
+    colcon.chmod(0o755)
+
+
+def _bootstrap(script, env):
+    return subprocess.run([shutil.which('bash'), str(script), 'jazzy'], env=env,
+                          capture_output=True, text=True, timeout=60)
+
+
+def test_a_first_build_says_what_it_does_how_long_it_takes_and_how_far_it_is(tmp_path):
+    script, env, venv = _scratch_clone(tmp_path, FAKE_BUILD)
+    result = _bootstrap(script, env)
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    work = script.parents[1] / '.work' / 'jazzy'
+    assert lines[0] == (
+        'bootstrap: build: colcon build (first build: about 1.5 min on an idle 2-core '
+        f'machine, 6 to 10 min on a busy one); log: {work}/colcon-build.log')
+    assert lines[1:3] == ['bootstrap: build: 30%', 'bootstrap: build: 90%']
+    assert re.fullmatch(r'bootstrap: build: done in 0 min \d+ s', lines[3]), lines
+    assert lines[4] == f'bootstrap: ROS 2 jazzy ready; activate with: . {work}/env.sh'
+    assert len(lines) == 5
+    # The build's own output is kept in the log, not shown.
+    assert '[ 37%] Building C object' in (work / 'colcon-build.log').read_text()
+
+
+def test_a_warm_run_is_one_line(tmp_path):
+    script, env, venv = _scratch_clone(tmp_path, NOTHING_TO_BUILD)
+    (script.parents[1] / '.work' / 'jazzy' / 'install' / 'mira_memory').mkdir(parents=True)
+    result = _bootstrap(script, env)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.count('\n') == 1 and 'ready' in result.stdout, result.stdout
+    # A rebuild of what changed shows its progress, without the first build's estimate.
+    _set_colcon(venv, FAKE_BUILD)
+    rebuilt = _bootstrap(script, env).stdout.splitlines()
+    assert rebuilt[0].startswith('bootstrap: build: colcon build (only what changed')
+
+
+def test_a_failed_build_shows_its_log_and_fails(tmp_path):
+    script, env, venv = _scratch_clone(tmp_path, FAILING_BUILD)
+    result = _bootstrap(script, env)
+    assert result.returncode == 1
+    assert 'a.c:1: error: expected something' in result.stderr
+    assert result.stderr.rstrip().endswith('bootstrap: colcon build failed')
