@@ -126,7 +126,7 @@ def fill_assessment(response, assessment):
 
 
 def fill_check(response, checked):
-    """Copy a dry run of the admission rules (core/review/check.py) into an admin/check response."""
+    """Copy a dry run of the admission rules (core/review/check.py) into its admin/check answer."""
     result = checked.result
     response.status = result.status
     response.outcome = result.outcome

@@ -78,7 +78,7 @@ def parse_arguments(argv):
         '--node-command', default=None,
         help='the command that runs one console command against a memory node on the '
              "demo's database, shown as the next step for each proposal kept for review "
-             '(tools/demo gives tools/node\'s)')
+             "(tools/demo gives tools/node's)")
     parser.add_argument(
         '--timeout', type=float, default=60.0,
         help='give up when the scenario has not finished after this many seconds '

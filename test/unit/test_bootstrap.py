@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-"""tools/bootstrap: its prerequisites named when missing, and what a first, a warm and a failed build print."""
+"""tools/bootstrap: missing prerequisites named; what a first, a warm and a failed build print."""
 
 import os
 import pathlib
