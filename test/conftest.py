@@ -122,7 +122,7 @@ def pytest_configure(config):
 @pytest.fixture(scope='session')
 def ros():
     """Session-wide test client node in a private rclpy context."""
-    from rosutil import RosClient
+    from helpers.rosutil import RosClient
     client = RosClient()
     yield client
     client.close()
@@ -130,7 +130,7 @@ def ros():
 
 def _start_memory_node(started, directory, parameters=None, *, namespace=None,
                        wait_service='admin/status', ros=None, cwd=None):
-    from rosutil import NodeProcess, unique_namespace
+    from helpers.rosutil import NodeProcess, unique_namespace
     namespace = namespace or unique_namespace()
     process = NodeProcess('memory_node', namespace=namespace, parameters=parameters,
                           directory=directory, cwd=cwd)
@@ -138,7 +138,7 @@ def _start_memory_node(started, directory, parameters=None, *, namespace=None,
     process.prefix = f'{namespace}/memory'
     started.append(process)
     if ros is not None and wait_service:
-        from memory_services import create_clients
+        from helpers.memory_services import create_clients
         from mira_memory import srv
         create_clients(ros, process.prefix)
         service_type = {
@@ -192,7 +192,7 @@ def console_memory():
     tested in test/system/test_console_process.py.
     """
     from mira_memory.console import memory_console
-    from rosutil import console_memory_command
+    from helpers.rosutil import console_memory_command
     sessions = {}
 
     def for_node(node):
