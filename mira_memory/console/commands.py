@@ -17,11 +17,11 @@ import os
 from mira_memory.action import Backup, Export, Verify
 from mira_memory.core import store
 from mira_memory.msg import MemoryLink
-from mira_memory.srv import AdminAccept, AdminDismiss, AdminPending, AdminPendingShow
+from mira_memory.srv import AdminAccept, AdminCheck, AdminDismiss, AdminPending, AdminPendingShow
 from mira_memory.srv import AdminAdd, AdminAliasAdd, AdminEntityAdd, AdminEntityFind
 from mira_memory.srv import AdminFind, AdminForget, AdminJobs, AdminList, AdminRetire
 from mira_memory.srv import AdminShow, AdminStatus, AdminSupersede
-from mira_memory.srv import WorkingMemoryClear, WorkingMemoryShow
+from mira_memory.srv import RecallMemory, WorkingMemoryClear, WorkingMemoryShow
 
 EXIT_OK = 0
 EXIT_FAILED = 1
@@ -97,6 +97,17 @@ ACCEPT_OPTIONS = {
     '--new-entity': Option('TYPE', 'new_entity_type'),
     '--alias': Option('"<alias>"', 'aliases', repeatable=True),
 }
+# memory check: the proposal remember would get (the kind defaults to fact, or
+# relationship with a related entity; the evidence to the whole utterance).
+CHECK_OPTIONS = {
+    '--subject': Option('"<subject>"', 'subject', required=True),
+    '--predicate': Option('<token>', 'predicate', required=True),
+    '--value': Option('"<value>"', 'value', required=True),
+    '--kind': Option('fact|preference|relationship', 'kind'),
+    '--evidence': Option('"<span of the utterance>"', 'evidence'),
+    '--related-entity': Option('"<name>"', 'related_entity'),
+    '--related-role': Option('<token>', 'related_role'),
+}
 # Every job's console option (not a goal field): handled in parse_command.
 NO_WAIT = '--no-wait'
 NO_WAIT_OPTION = {NO_WAIT: Option('', '', flag=True)}
@@ -161,6 +172,13 @@ COMMANDS = (
                     'transaction'),
     Command(('dismiss',), (('P<n>', 'pending_id'),), AdminDismiss, 'admin/dismiss', MEMORY,
             'remove the pending item'),
+    Command(('recall',), (('"<query>"', 'query'),), RecallMemory, 'recall_memory', MEMORY,
+            'what cognition hands the model for recall_memory(query): read-only, exact '
+            'name or alias'),
+    Command(('check',), (('"<utterance>"', 'utterance'),), AdminCheck, 'admin/check', MEMORY,
+            "a dry run of remember's rules on a statement: what remember would answer, "
+            'why, and which check decided; writes nothing and uses no turn',
+            options=CHECK_OPTIONS),
     Command((), (), WorkingMemoryShow, 'working_memory/show', COGNITION,
             "show the cognition node's volatile working memory"),
     Command(('clear',), (), WorkingMemoryClear, 'working_memory/clear', COGNITION,

@@ -8,7 +8,7 @@ console/jobs.py; this module maps every other answer.
 
 import json
 
-from mira_memory.console import jobs, review_lines
+from mira_memory.console import check_lines, jobs, review_lines
 from mira_memory.console.commands import COGNITION, EXIT_FAILED, EXIT_OK, quoted
 
 
@@ -69,6 +69,8 @@ def render(command, response):
              'oldest first (volatile)']
             + [f'  {index}. ' + ' '.join(entry.split())
                for index, entry in enumerate(response.entries, 1)])
+    if command.words in check_lines.COMMAND_WORDS:
+        return check_lines.render(command.words, response)
     if not response.success:
         return EXIT_FAILED, [f'error: {response.error_code}: {response.message}']
     name = command.words

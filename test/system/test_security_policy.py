@@ -32,7 +32,9 @@ pytestmark = pytest.mark.ros
 
 WAIT = 120.0
 GRAPH_RULES = ('publish', 'subscribe', 'serve', 'call')
-ADMIN_PREFIXES = ('/memory/admin/', '/cognition/working_memory/')
+# What the console calls: the admin and working-memory services, and recall
+# (memory recall, read-only).
+ADMIN_PREFIXES = ('/memory/admin/', '/cognition/working_memory/', '/memory/recall_memory')
 
 
 def graph_of(node, name, namespace):
@@ -142,7 +144,7 @@ def test_every_process_wires_exactly_what_its_enclave_allows(ros, tmp_path, nest
     # The operator source calls nothing: no admin service, not even entity_find.
     assert seen['operator_source']['call'] == set()
     # The admin enclave's console calls exactly the admin and working-memory
-    # services the nodes serve (the actions' among them); its ros2 param
+    # services the nodes serve (the actions' among them) and recall; its ros2 param
     # profile exactly the memory node's parameter services, and
     admin = policy[f'{namespace}/admin']
     served = {name for rules in seen.values() for name in rules['serve']}

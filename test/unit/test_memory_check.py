@@ -13,7 +13,7 @@ The node's service and the console: test/node/test_check_service.py.
 import dataclasses
 import hashlib
 
-from corpus_cases import load, ROBOT_PROFILE
+from helpers.corpus_cases import load, ROBOT_PROFILE
 from mira_memory.core.admission import rules, verdict
 from mira_memory.core.review import check
 import pytest
