@@ -82,11 +82,19 @@ def test_the_printed_console_command_reaches_the_node_and_ctrl_c_stops_it(own_no
     assert 'persistent memory is enabled' in one.stdout
     assert f'database:       {database}' in one.stdout
 
-    session = run_printed(printed(lines, CONSOLE),
-                          stdin='memory entity add person "Ada Lovelace"\nmemory persistent\n')
+    # The README's session: an entity, a dry run of the rules, recall.
+    session = run_printed(printed(lines, CONSOLE), stdin='\n'.join((
+        'memory entity add person "Ada Lovelace"',
+        'memory check "Ada Lovelace prefers green tea." --subject "Ada Lovelace" '
+        '--predicate prefers_drink --value "green tea" --kind preference',
+        'memory recall "Ada Lovelace"',
+        'memory persistent', '')))
     assert session.returncode == 0, session.stderr
     assert 'created ENT1 person "Ada Lovelace"' in session.stdout
-    assert 'entities:       1' in session.stdout
+    assert 'created: remember would store this as a new memory' in session.stdout
+    assert 'recall_memory: found (exact_match)' in session.stdout
+    # The check wrote nothing.
+    assert 'memories:       0 (0 active)' in session.stdout
 
     process.send_signal(signal.SIGINT)
     assert process.wait(timeout=30) == 0, process.stdout.read()
