@@ -38,6 +38,7 @@ ADMIN = {
     'accept': srv.AdminAccept,
     'supersede': srv.AdminSupersede,
     'dismiss': srv.AdminDismiss,
+    'check': srv.AdminCheck,
 }
 COUNT_FIELDS = ('entity_count', 'alias_count', 'memory_count', 'active_memory_count',
                 'link_count', 'payload_count')

@@ -28,8 +28,6 @@ def start(memory_node, ros, tmp_path):
     database = tmp_path / 'memory.sqlite3'
     node = memory_node({'enabled': True, 'database_path': str(database),
                         'robot_profile': ROBOT_PROFILE}, ros=ros)
-    # Made before the first reply is awaited, so the node knows its reply reader.
-    ros.client(srv.AdminCheck, f'{node.prefix}/admin/check')
     return node, MemoryServices(ros, node.prefix, node), database
 
 
@@ -43,7 +41,8 @@ def check_request(case):
 
 
 def dry_run(memory, request):
-    response = memory.ros.call(srv.AdminCheck, f'{memory.prefix}/admin/check', request)
+    fields = {name: getattr(request, name) for name in request.get_fields_and_field_types()}
+    response = memory.admin('check', **fields)
     assert response.success, (response.error_code, response.message)
     return response
 

@@ -91,7 +91,11 @@ def assert_refused(services, database):
                             ('pending', {}), ('pending_show', {'pending_id': 'P1'}),
                             ('accept', {'pending_id': 'P1', 'reviewer': 'Dana'}),
                             ('supersede', {'pending_id': 'P1', 'reviewer': 'Dana'}),
-                            ('dismiss', {'pending_id': 'P1', 'reviewer': 'Dana'})):
+                            ('dismiss', {'pending_id': 'P1', 'reviewer': 'Dana'}),
+                            # The dry run of the rules reads the store: refused too.
+                            ('check', {'utterance': 'Ada Lovelace prefers green tea.',
+                                       'subject': 'Ada Lovelace', 'predicate': 'prefers_drink',
+                                       'value': 'green tea'})):
         answer = services.admin(command, **fields)
         assert (answer.success, answer.error_code) == (False, 'unavailable'), answer
         assert 'only while active' in answer.message
