@@ -143,7 +143,8 @@ def test_a_warm_run_is_one_line(tmp_path):
     # A rebuild of what changed shows its progress, without the first build's estimate.
     _set_colcon(venv, FAKE_BUILD)
     rebuilt = _bootstrap(script, env).stdout.splitlines()
-    assert rebuilt[0].startswith('bootstrap: build: colcon build (only what changed')
+    assert rebuilt[0].startswith('bootstrap: build: colcon build (rebuilding what changed; '
+                                 'a changed msg, srv or action file rebuilds every interface')
 
 
 def test_a_failed_build_shows_its_log_and_fails(tmp_path):
