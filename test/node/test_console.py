@@ -438,8 +438,8 @@ def test_interactive_reports_a_missing_quote_and_goes_on(node):
     lines = [f'memory entity add person "{name}', f'memory entity add person "{name}"']
     code, out, err = run('--memory-node', node.prefix,
                          stdin=io.StringIO('\n'.join(lines) + '\n'))
-    assert code == 0
-    assert err == 'usage error: missing closing quote\n'
+    assert code == 2
+    assert err == 'usage error: missing closing quote\n1 of 2 lines failed: line 1 (exit 2)\n'
     assert re.fullmatch(rf'created ENT[1-9][0-9]* person "{name}"\n', out)
 
 
@@ -449,8 +449,9 @@ def test_interactive_reports_an_escape_with_nothing_to_escape(node):
     name = unique('Quoted Name')
     lines = [f'memory entity add person "{name}"', f'memory entity find "{name}" \\']
     code, out, err = run('--memory-node', node.prefix, stdin=io.StringIO('\n'.join(lines)))
-    assert code == 0
-    assert err == 'usage error: cannot split the line: no escaped character\n'
+    assert code == 2
+    assert err == ('usage error: cannot split the line: no escaped character\n'
+                   '1 of 2 lines failed: line 2 (exit 2)\n')
     assert re.fullmatch(rf'created ENT[1-9][0-9]* person "{name}"\n', out)
 
 
