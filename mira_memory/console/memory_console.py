@@ -16,10 +16,12 @@ session that calls the services in console/session.py, the rendering of the
 answers in console/render.py.
 
 Exit codes: 0 success, 1 the call failed or nobody answered, 2 bad usage,
-130 a job canceled with Ctrl-C; a script of commands (stdin not a terminal)
+130 a job canceled with Ctrl-C, 141 the output pipe was closed early (quietly,
+as a program ended by SIGPIPE); a script of commands (stdin not a terminal)
 exits with the code of its first failed line.
 """
 
+import os
 import shlex
 import sys
 
@@ -39,6 +41,8 @@ __all__ = ['CallError', 'COMMANDS', 'main', 'parse_command', 'parse_console_opti
 PROMPT = 'mira> '
 # Ctrl-C: a one-shot command, or a job it canceled.
 EXIT_INTERRUPTED = 130
+# The output pipe was closed early: the code of a program ended by SIGPIPE.
+EXIT_PIPE_CLOSED = 141
 
 
 def help_text():
@@ -72,7 +76,7 @@ def help_text():
         'the job; --no-wait prints the goal id and returns.',
         '',
         'exit codes: 0 success, 1 the call failed or no node answered, 2 bad usage,',
-        '130 a job canceled with Ctrl-C',
+        '130 a job canceled with Ctrl-C, 141 the output pipe was closed early',
     ]
     return '\n'.join(lines)
 
@@ -206,6 +210,31 @@ def main(argv=None, *, stdin=None, stdout=None, stderr=None):
     stdout = stdout or sys.stdout
     stderr = stderr or sys.stderr
     argv = sys.argv[1:] if argv is None else list(argv)
+    try:
+        code = _run(argv, stdin, stdout, stderr)
+        # Written out here, so that a reader gone away is noticed here too.
+        stdout.flush()
+        stderr.flush()
+        return code
+    except BrokenPipeError:
+        # The reader of the output went away (`memory_console --help | head`):
+        # nothing more can be shown, which is no error to report. The session
+        # is closed by then; Python's own flush at exit must not fail again.
+        _discard_closed_output(stdout, stderr)
+        return EXIT_PIPE_CLOSED
+
+
+def _discard_closed_output(*streams):
+    for stream in streams:
+        try:
+            stream.flush()
+        except BrokenPipeError:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, stream.fileno())
+            os.close(devnull)
+
+
+def _run(argv, stdin, stdout, stderr):
     ros_args = ['memory_console', *argv]
     try:
         settings, tokens = parse_console_options(_without_ros_args(ros_args))

@@ -107,3 +107,15 @@ def test_process_script_with_a_failed_line_exits_with_its_code_and_names_it(node
         'usage error: unknown command: memory frobnicate (type help for the commands)',
         '2 of 4 lines failed: line 2 (exit 1), line 3 (exit 2)',
     ]
+
+
+@pytest.mark.parametrize('args', [('--help',), ('memory', 'persistent')],
+                         ids=['--help', 'memory persistent'])
+def test_process_output_pipe_closed_early_is_a_quiet_exit(node, args):
+    # `memory_console --help | head`: the reader has gone before the console
+    # writes; no traceback, the code of a program ended by SIGPIPE.
+    process = subprocess.Popen([executable('memory_console'), '--memory-node', node.prefix, *args],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    process.stdout.close()
+    _, err = process.communicate(timeout=60)
+    assert (process.returncode, err.decode()) == (141, '')
