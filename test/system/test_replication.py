@@ -1,0 +1,269 @@
+# SPDX-License-Identifier: Apache-2.0
+"""
+Off-robot replication with Litestream, through real memory node processes.
+
+- A directory replica: remembers under load, a forget of an entity (its
+  memory and its pending item go with it) that answers at once and, within
+  the stated delay, leaves no byte of their text in any replica file or in
+  Litestream's local files; then the robot is lost (SIGKILL, its database
+  directory deleted) and memory_restore brings the database back onto a new
+  path: every write acknowledged more than the stated lag before the loss is
+  there, none is partial, the ids are the node's, integrity and verify pass.
+- Litestream killed while the node serves: no local write is lost, the
+  supervisor restarts it, /diagnostics says ERROR and then OK again, and the
+  replica catches up; a replica directory that disappears at run time
+  blocks no write and the replica catches up when it is back.
+- A malformed replica_url and a replica that cannot be written: start-up
+  fails with one ERROR line and no database file is created.
+"""
+
+import os
+import pathlib
+import shutil
+import signal
+import subprocess
+import time
+
+import diagnostics_util
+import durability
+from memory_services import create_clients, OBSERVED_TURN_WAIT, remember_request
+from mira_memory import srv
+from mira_memory.core.admission.rules import Proposal, TurnContext
+from mira_memory.core.replication.supervisor import meta_directory
+import pytest
+from rosutil import executable, NodeProcess, unique_namespace
+
+pytestmark = pytest.mark.ros
+
+# docs/storage.md#replication-and-restore states both bounds.
+STATED_LAG_SEC = 5.0
+STATED_FORGET_DELAY_SEC = 60.0
+CANARY = ('Quorvex Zimbalist', 'glorpberry', 'wuzzleton')
+
+
+class ReplicatedWorkload(durability.Workload):
+    """durability.Workload with replication parameters on every node it starts."""
+
+    def __init__(self, *args, replication, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.replication = replication
+
+    def start(self, wait=True):
+        namespace = unique_namespace('r')
+        self.node = NodeProcess(
+            self.executable, namespace=namespace, directory=self.directory,
+            parameters={'enabled': True, 'database_path': str(self.database),
+                        'robot_profile': durability.ROBOT_PROFILE, **OBSERVED_TURN_WAIT,
+                        'diagnostics_period_sec': 0.5, **self.replication})
+        self.prefix = f'{namespace}/memory'
+        create_clients(self.ros, self.prefix)
+        if wait:
+            if not self.ros.wait_for_service(srv.AdminStatus, f'{self.prefix}/admin/status',
+                                             timeout=durability.START_TIMEOUT):
+                raise AssertionError(self.node.describe('never offered admin/status'))
+            self._serving()
+
+    def status(self, until, timeout=30.0):
+        """Return the node's first /diagnostics values for which until(level, values) holds."""
+        levels = {0: 'OK', 1: 'WARN', 2: 'ERROR', 3: 'STALE'}
+
+        def accepted(status):
+            return until(levels[status.level[0] if isinstance(status.level, bytes)
+                                else status.level], diagnostics_util.values(status))
+        status = diagnostics_util.diagnostics(self.ros, str(self.database), accepted, timeout)
+        return diagnostics_util.values(status)
+
+
+def replica_files(*directories):
+    return [path for directory in directories for path in pathlib.Path(directory).rglob('*')
+            if path.is_file()]
+
+
+def raw_hits(files, secrets):
+    """Return (file, secret) for every secret found in any of files, in any case."""
+    hits = []
+    for path in files:
+        data = path.read_bytes()
+        for secret in secrets:
+            if any(form.encode() in data for form in {secret, secret.lower(), secret.upper()}):
+                hits.append((str(path), secret))
+    return hits
+
+
+def litestream_pid(node_pid):
+    """Return the pid of the node's litestream child, or None."""
+    for entry in pathlib.Path('/proc').iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = (entry / 'stat').read_text().rsplit(')', 1)[1].split()
+            comm = (entry / 'comm').read_text().strip()
+        except OSError:
+            continue
+        if int(fields[1]) == node_pid and comm == 'litestream':
+            return int(entry.name)
+    return None
+
+
+def canary_writes(workload):
+    """Write an entity, a memory and a pending item that hold the canary texts; return the ENT."""
+    services = workload.services
+    name, value, pending_value = CANARY
+    entity_id = services.entity(name)
+    services.memory(f'{name} collects {value} stamps', [(entity_id, 'subject')])
+    # A hedge: refused by the grounding, kept for review.
+    request = remember_request(
+        TurnContext('canary', 'turn-1', f'Maybe {name} drinks {pending_value} brew.'),
+        Proposal('fact', name, 'drinks', f'{pending_value} brew', None, None,
+                 f'{name} drinks {pending_value} brew'))
+    response = services.remember(request)
+    assert response.pending_review, response
+    assert services.admin('status').pending_count == 1, response
+    return entity_id
+
+
+def restore(replica_url, to_path, *extra):
+    return subprocess.run([executable('memory_restore'), '--from', replica_url,
+                           '--to', str(to_path), *extra],
+                          capture_output=True, text=True, timeout=120, check=False)
+
+
+def check_restored(database, events, lost_at_ns):
+    """Reopen a restored database; return problems (acknowledged-before-the-lag writes only)."""
+    reopened = durability.reopen(database)
+    problems = list(reopened.problems)
+    writes = durability.check_writes(reopened, events)
+    problems += writes.partial
+    bound = lost_at_ns - int(STATED_LAG_SEC * 1e9)
+    old_enough = {f'MEM{event.detail["memory_id"]}' for event in events
+                  if event.acked_ns is not None and event.acked_ns < bound
+                  and 'memory_id' in event.detail}
+    problems += [line for line in writes.lost if line.split()[0] in old_enough
+                 or not line.startswith('MEM')]
+    return problems, writes
+
+
+def test_directory_replica_forget_then_loss_and_restore(ros, tmp_path):
+    replica = tmp_path / 'replica'
+    url = replica.as_uri()
+    workload = ReplicatedWorkload(ros, tmp_path / 'robot', tmp_path,
+                                  replication={'replica_url': url})
+    workload.start()
+    for name in durability.SUBJECTS:
+        durability.done(workload.entity(name))
+    for _ in range(10):
+        durability.done(workload.remember())
+    entity_id = canary_writes(workload)
+    values = workload.status(lambda level, values: values['replication'] == 'in sync'
+                             and int(values['replica txid']) > 0)
+    assert values['replica'] == url
+    meta = meta_directory(workload.database)
+    assert raw_hits(replica_files(replica, meta), CANARY[:2]), 'the canary never reached it'
+
+    started = time.monotonic()
+    forget = workload.services.admin('forget', target=entity_id, confirm=True)
+    answered = time.monotonic() - started
+    assert forget.success and forget.applied, forget
+    assert answered < 5.0, f'forget took {answered:.1f} s with replication on'
+    while True:
+        hits = raw_hits(replica_files(replica, meta) + [workload.database], CANARY)
+        waited = time.monotonic() - started
+        if not hits or waited > STATED_FORGET_DELAY_SEC:
+            break
+        time.sleep(0.2)
+    assert hits == [], f'after {waited:.0f} s the forgotten text is still in {hits}'
+    for path in replica_files(replica):
+        assert path.stat().st_mode & 0o077 == 0, f'{path} is not private'
+
+    # Writes under load up to the loss; the replica must hold every one
+    # acknowledged more than the stated lag before it.
+    deadline = time.monotonic() + 4.0
+    while time.monotonic() < deadline:
+        durability.done(workload.remember())
+    # Lost: Litestream gets no last sync (as in a power cut), then the node goes.
+    child = litestream_pid(workload.node.process.pid)
+    assert child is not None, 'no litestream child'
+    os.kill(child, signal.SIGKILL)
+    lost_at = time.monotonic_ns()
+    workload.stop(signal.SIGKILL)
+    shutil.rmtree(workload.database.parent)
+
+    new_path = tmp_path / 'new-robot' / 'memory.sqlite3'
+    done = restore(url, new_path)
+    assert done.returncode == 0, done.stderr
+    assert 'integrity_check: ok' in done.stdout and 'ready:' in done.stdout, done.stdout
+    problems, writes = check_restored(new_path, workload.events, lost_at)
+    assert problems == [], problems
+    assert raw_hits([new_path], CANARY) == []
+    again = restore(url, new_path)
+    assert again.returncode == 1 and 'refusing to overwrite' in again.stderr, again.stderr
+    durability.report('replication_directory', [
+        f'forget answered in {answered:.2f} s; its text left the replica after {waited:.1f} s',
+        f'restored: {writes.checked} acknowledged writes checked, '
+        f'{len(writes.lost)} within the last {STATED_LAG_SEC:g} s not replicated'])
+
+
+def test_litestream_killed_and_replica_gone_block_no_write(ros, tmp_path):
+    replica = tmp_path / 'replica'
+    workload = ReplicatedWorkload(ros, tmp_path / 'robot', tmp_path,
+                                  replication={'replica_url': replica.as_uri()})
+    workload.start()
+    for name in durability.SUBJECTS:
+        durability.done(workload.entity(name))
+    durability.done(workload.remember())
+    workload.status(lambda level, values: values['replication'] == 'in sync')
+    child = litestream_pid(workload.node.process.pid)
+    assert child is not None, 'no litestream child'
+    os.kill(child, signal.SIGKILL)
+    for _ in range(3):
+        durability.done(workload.remember())
+    errored = workload.status(lambda level, values: level == 'ERROR'
+                              and values['litestream restarts'] == '1')
+    assert 'exited' in errored['replica error'], errored
+    recovered = workload.status(lambda level, values: level == 'OK'
+                                and values['replication'] == 'in sync'
+                                and litestream_pid(workload.node.process.pid) not in (None, child))
+    assert float(recovered['replication lag sec']) < STATED_LAG_SEC
+
+    # The replica's directory goes away (a file in its place): writes go on.
+    replica.rename(tmp_path / 'replica.away')
+    replica.write_text('not a directory\n')
+    started = time.monotonic()
+    for _ in range(3):
+        event = durability.done(workload.remember())
+        assert (event.acked_ns - event.sent_ns) / 1e9 < 2.0
+    unreachable = workload.status(lambda level, values: level == 'ERROR')
+    assert unreachable['replication'] == 'replica unreachable', unreachable
+    replica.unlink()
+    (tmp_path / 'replica.away').rename(replica)
+    caught_up = workload.status(lambda level, values: level == 'OK'
+                                and values['replication'] == 'in sync', timeout=45.0)
+    recovery = time.monotonic() - started
+    checked, problems = durability.check_shown(workload)
+    assert not problems, problems
+    lost_at = time.monotonic_ns() + int(STATED_LAG_SEC * 1e9)  # the replica caught up
+    workload.stop()
+    new_path = tmp_path / 'restored.sqlite3'
+    done = restore(replica.as_uri(), new_path)
+    assert done.returncode == 0, done.stderr
+    problems, writes = check_restored(new_path, workload.events, lost_at)
+    assert problems == [] and writes.lost == [], (problems, writes.lost)
+    durability.report('replication_faults', [
+        f'litestream SIGKILLed: ERROR, then OK after its restart; {checked} writes shown',
+        f'replica gone and back: caught up {recovery:.1f} s after it left '
+        f'(lag then {caught_up["replication lag sec"]} s)'])
+
+
+@pytest.mark.parametrize('url, says', [
+    ('ftp://example.com/x', 'is not a replica URL'),
+    ('s3://bucket/mira', 's3:// replicas are not supported'),
+    ('file:///proc/mira-replica', 'is not writable'),
+])
+def test_bad_replica_fails_startup_and_leaves_no_database(ros, tmp_path, url, says):
+    workload = ReplicatedWorkload(ros, tmp_path / 'robot', tmp_path,
+                                  replication={'replica_url': url})
+    exited = workload.start_failing()
+    assert exited is not None, 'the node started serving'
+    assert exited.code == 1 and not exited.traceback, exited
+    assert len(exited.errors) == 1 and says in exited.errors[0], exited.errors
+    assert not workload.database.exists()
