@@ -33,6 +33,7 @@ import time
 
 import diagnostics_util
 import durability
+from lifecycle_cli import prepare, set_state
 from memory_services import create_clients, OBSERVED_TURN_WAIT, remember_request
 from mira_memory import srv
 from mira_memory.core.admission.rules import Proposal, TurnContext
@@ -284,6 +285,39 @@ def test_litestream_killed_and_replica_gone_block_no_write(workloads, tmp_path):
         f'litestream SIGKILLed: ERROR, then OK after its restart; {checked} writes shown',
         f'replica gone and back: caught up {recovery:.1f} s after it left '
         f'(lag then {caught_up["replication lag sec"]} s)'])
+
+
+def test_managed_node_runs_litestream_only_while_active(workloads, tmp_path):
+    replica = tmp_path / 'replica'
+    workload = workloads('robot', replica_url=replica.as_uri())
+    workload.executable = 'memory_lifecycle_node'
+    workload.start(wait=False)
+    prepare(workload.ros, workload.prefix, timeout=durability.START_TIMEOUT)
+    pid = workload.node.process.pid
+    assert set_state(workload.ros, workload.prefix, 'configure')
+    assert litestream_pid(pid) is None
+    assert set_state(workload.ros, workload.prefix, 'activate')
+    workload._serving()
+    assert wait_until(lambda: litestream_pid(pid) is not None)
+    durability.done(workload.entity(durability.SUBJECTS[0]))
+    assert set_state(workload.ros, workload.prefix, 'deactivate')
+    assert wait_until(lambda: litestream_pid(pid) is None), 'litestream still runs'
+    assert set_state(workload.ros, workload.prefix, 'activate')
+    assert wait_until(lambda: litestream_pid(pid) is not None)
+    workload.status(lambda level, values: values['replication'] == 'in sync'
+                    and int(values['replica txid']) > 0)
+    child = litestream_pid(pid)
+    workload.stop()
+    assert not pathlib.Path(f'/proc/{child}').exists(), 'litestream outlived the node'
+
+
+def wait_until(condition, timeout=10.0):
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.05)
+    return True
 
 
 @pytest.mark.parametrize('url, says', [
