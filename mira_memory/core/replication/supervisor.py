@@ -105,6 +105,7 @@ class Supervisor:
         self._purge_pending = False
         self._closing = False
         self._thread = None
+        self._reader = None  # the thread reading the child's log
 
     def check_replica(self):
         """Write a probe into the replica; raise ReplicationError when it cannot (one line)."""
@@ -181,10 +182,11 @@ class Supervisor:
                 if self._child is not None and (not running or self._purge_pending):
                     self._stop_child()
                     continue
-                if not running or time.monotonic() < retry_at:
-                    self._cond.wait(0.5 if running else None)
+                if time.monotonic() < retry_at:
+                    self._cond.wait(0.5)
                     continue
-                if self._purge_pending:
+                # A forget's wipe runs even while stopped (a deactivated managed node).
+                if self._purge_pending and not self._paused:
                     try:
                         self._purge()
                     except (replica_files.ReplicaUnreachable, OSError) as error:
@@ -192,7 +194,9 @@ class Supervisor:
                         self._log.error(f'replication: {error}; retrying in {backoff:g} s')
                         retry_at, backoff = time.monotonic() + backoff, self._longer(backoff)
                         continue
-                    self._purge_pending = False
+                if not running:
+                    self._cond.wait()
+                    continue
                 if self._child is None:
                     self._start_child()
                     started = time.monotonic()
@@ -203,6 +207,7 @@ class Supervisor:
                     continue
                 code = self._child.returncode
                 self._child = None
+                self._reader.join(1.0)  # its last lines say why it exited
                 self._cond.notify_all()
                 if time.monotonic() - started >= HEALTHY_RUN_SEC:
                     backoff = BACKOFF_FIRST_SEC
@@ -213,6 +218,13 @@ class Supervisor:
                 retry_at, backoff = time.monotonic() + backoff, self._longer(backoff)
             if self._child is not None:
                 self._stop_child()
+            if self._purge_pending and not self._paused:
+                # A forget just before the node stopped still reaches the replica.
+                try:
+                    self._purge()
+                except (replica_files.ReplicaUnreachable, OSError) as error:
+                    self._log.error(f'replication: a forget has not reached the replica '
+                                    f'{self.target.display}: {error}')
 
     @staticmethod
     def _longer(backoff):
@@ -224,15 +236,16 @@ class Supervisor:
                 [self._binary, 'replicate', '-config', str(self.config_path)],
                 stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                 umask=0o077, start_new_session=True, preexec_fn=_die_with_parent,
-                close_fds=True)
+                close_fds=True, text=True, errors='replace')
         except OSError as error:
             self.status.error(f'cannot start litestream: {error}')
             self._child = None
             return
         self._child = child
         self.status.started(child.pid)
-        threading.Thread(target=self._read_log, args=(child,), name='litestream-log',
-                         daemon=True).start()
+        self._reader = threading.Thread(target=self._read_log, args=(child,),
+                                        name='litestream-log', daemon=True)
+        self._reader.start()
 
     def _stop_child(self):
         """Stop the child (SIGTERM, then SIGKILL); called with the condition held."""
@@ -260,6 +273,7 @@ class Supervisor:
             replica_files.wipe(self.target, self._work)
         finally:
             self._cond.acquire()
+        self._purge_pending = False
         self.status.purged()
         self._log.info(f'replication: forgotten text removed from {self.target.display}; '
                        'litestream writes a new snapshot')
