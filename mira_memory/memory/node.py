@@ -389,7 +389,10 @@ class MemoryServing:
             refusal = self._refusal()
             if refusal is not None:
                 return responses.fill_admin_unavailable(response, refusal)
-            return self.service.admin(command, request, response)
+            response = self.service.admin(command, request, response)
+            if command == 'status':
+                response.replication = replication.status_lines(self._replication)
+            return response
         return callback
 
     def _on_jobs(self, request, response):

@@ -66,6 +66,15 @@ def prepare(node, settings):
     return replicator
 
 
+def status_lines(replicator):
+    """Return admin/status's replication lines ("key: value"), none without replication."""
+    if replicator is None:
+        return []
+    level, message, values = replicator.status.report(replicator.lag_warn_sec)
+    return [f'{key}: {value}' for key, value in values] + [f'health: {level}'
+                                                           + (f' ({message})' if message else '')]
+
+
 def with_health(report, replicator):
     """Return the /diagnostics report with the replication values and the worse level."""
     if replicator is None:

@@ -257,6 +257,9 @@ def test_litestream_killed_and_replica_gone_block_no_write(workloads, tmp_path):
                                 and values['replication'] == 'in sync'
                                 and litestream_pid(workload.node.process.pid) not in (None, child))
     assert float(recovered['replication lag sec']) < STATED_LAG_SEC
+    # memory persistent shows the same (admin/status).
+    lines = workload.services.admin('status').replication
+    assert 'litestream restarts: 1' in lines and 'health: OK' in lines, lines
 
     # The replica's directory goes away (a file in its place): writes go on.
     replica.rename(tmp_path / 'replica.away')
