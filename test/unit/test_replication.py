@@ -32,7 +32,8 @@ def test_an_sftp_url_needs_a_key_and_a_pinned_host_key(tmp_path):
     replica = target.parse('sftp://mira@backup.example:2222/srv/mira', str(key), host_key)
     assert replica.litestream_replica() == {
         'sync-interval': '1s', 'type': 'sftp', 'host': 'backup.example:2222', 'user': 'mira',
-        'path': '/srv/mira', 'key-path': str(key), 'host-key': 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAA'}
+        'path': '/srv/mira', 'key-path': str(key),
+        'host-key': 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAA'}
     with pytest.raises(target.ReplicaConfigError, match='needs replica_key_path'):
         target.parse('sftp://mira@backup/srv/mira', '', host_key)
     with pytest.raises(target.ReplicaConfigError, match='needs replica_host_key'):
