@@ -31,15 +31,14 @@ import socket
 import subprocess
 import time
 
-import diagnostics_util
-import durability
-from lifecycle_cli import prepare, set_state
-from memory_services import create_clients, OBSERVED_TURN_WAIT, remember_request
+from helpers import diagnostics_util, durability
+from helpers.lifecycle_cli import prepare, set_state
+from helpers.memory_services import create_clients, OBSERVED_TURN_WAIT, remember_request
+from helpers.rosutil import executable, NodeProcess, unique_namespace
 from mira_memory import srv
 from mira_memory.core.admission.rules import Proposal, TurnContext
 from mira_memory.core.replication.supervisor import meta_directory
 import pytest
-from rosutil import executable, NodeProcess, unique_namespace
 
 pytestmark = pytest.mark.ros
 

@@ -11,17 +11,17 @@ import sqlite3
 import subprocess
 import sys
 
-from admission_cases import CASES, FACT, FACT_CONTEXT, RELATIONSHIP, RELATIONSHIP_CONTEXT
-from admission_cases import ROBOT_PROFILE
 from conftest import fixed_clock
+from helpers.admission_cases import CASES, FACT, FACT_CONTEXT, RELATIONSHIP, RELATIONSHIP_CONTEXT
+from helpers.admission_cases import ROBOT_PROFILE
+from helpers.raw_scan import database_files, raw_hits
+from helpers.schema_v2 import make_version_2_database, MEMORY_IDS, SEQUENCES
 from mira_memory.console import offline_tools
 from mira_memory.core.admission import language, rules
 from mira_memory.core.admission.rules import admit, Proposal, TurnContext
 from mira_memory.core.archive import copies, verify, verify_process as verify_child
 from mira_memory.core.store import health, MemoryStore, NewMemory, schema, WriteTransaction
 import pytest
-from raw_scan import database_files, raw_hits
-from schema_v2 import make_version_2_database, MEMORY_IDS, SEQUENCES
 
 # The words of one utterance, for the raw-byte scan after forget.
 SECRET_UTTERANCE = 'Note this: Zorblatt Quennifer drinks plumbix cordial, every morning.'
@@ -151,15 +151,16 @@ def test_verify_judges_every_active_remembered_memory_and_writes_nothing(world, 
     before = digest_files(db_path)
     summary, lines = collect(db_path)
     assert lines == []
-    assert (summary.judged, summary.ok, summary.all_ok) == (2, 2, True)
+    # The console's memory (MEM3) is counted too: not judged, and no failure.
+    assert (summary.judged, summary.ok, summary.not_judged, summary.all_ok) == (2, 2, 1, True)
     assert summary.line() == (
-        f'verified 2 memories: 2 ok, 0 would reject, 0 no receipt (rules '
+        f'verified 2 memories: 2 ok, 0 would reject, 0 no receipt, 1 not judged (rules '
         f'{language.RULES_VERSION}+{language.rules_digest()}; 0 admitted under other rules)')
     assert digest_files(db_path) == before
     # Retired memories are not judged; asked for by id, they say why.
     world.retire_memory(quill, 'wrong instrument')
     summary, lines = collect(db_path)
-    assert (summary.judged, summary.ok) == (1, 1)
+    assert (summary.judged, summary.ok, summary.not_judged) == (1, 1, 1)
     summary, lines = collect(db_path, quill, 3, tea)
     assert lines == [f'MEM{quill} NOT JUDGED retired', 'MEM3 NOT JUDGED source console']
     assert (summary.judged, summary.not_judged, summary.all_ok) == (1, 2, True)

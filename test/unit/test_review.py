@@ -9,6 +9,9 @@ import re
 import sqlite3
 import threading
 
+from helpers.raw_scan import raw_hits
+from helpers.review_cases import GHENT, HEDGED, LEUVEN, UNKNOWN, UNKNOWN_RELATED
+from helpers.schema_v3 import make_version_3_database, MEMORY_IDS, RECEIPT_IDS, SEQUENCES
 from mira_memory.console import offline_tools
 from mira_memory.core.admission import language, rules
 from mira_memory.core.admission.rules import Proposal, TurnContext
@@ -19,9 +22,6 @@ from mira_memory.core.recall import READING_LINE, recall, SUPERVISED_LINE
 from mira_memory.core.review import decisions, keep
 from mira_memory.core.store import MemoryStore, NewMemory, schema, transaction
 import pytest
-from raw_scan import raw_hits
-from review_cases import GHENT, HEDGED, LEUVEN, UNKNOWN, UNKNOWN_RELATED
-from schema_v3 import make_version_3_database, MEMORY_IDS, RECEIPT_IDS, SEQUENCES
 
 ROBOT = 'Mira'
 REVIEWER = 'Dana (memory_console_1 on robot)'
@@ -557,6 +557,18 @@ def test_verify_judges_the_pending_items_and_marks_now_admissible(world, db_path
     assert document['pending'][1] == {'pending_id': 'P2', 'status': 'now_admissible',
                                       'refused_reason': 'subject_not_found',
                                       'refused_rule': '14'}
+
+
+def test_verify_counts_the_supervised_memories_it_does_not_judge(world, db_path):
+    # A person's decision is not judged again, but it is counted: a store of
+    # accepted memories does not verify as an empty one.
+    say(world, UNKNOWN)
+    world.add_entity('person', 'Lou Arden')
+    assert decisions.accept(world, 1, REVIEWER, SETTINGS).outcome == 'accepted'
+    summary = verify.verify(str(db_path))
+    assert (summary.judged, summary.not_judged, summary.all_ok) == (0, 1, True)
+    assert summary.line().startswith(
+        'verified 0 memories: 0 ok, 0 would reject, 0 no receipt, 1 not judged (rules ')
 
 
 def test_assess_says_already_stored(world):
