@@ -39,7 +39,7 @@ from mira_memory.core import config, recall
 from mira_memory.core.admission import rules, turns
 from mira_memory.core.admission.normalize import has_forbidden_characters
 from mira_memory.core.review import keep
-from mira_memory.memory import responses
+from mira_memory.memory import replication, responses
 from mira_memory.memory.admin_actions import AdminActions
 from mira_memory.memory.copy_worker import CopyWorker
 from mira_memory.memory.service import MemoryService
@@ -103,6 +103,7 @@ class MemoryServing:
         # actions that start its jobs (memory/admin_actions.py).
         self._copies = CopyWorker(self)
         self._admin_actions = None
+        self._replication = None  # core.replication Supervisor while replica_url is set
 
     def _refusal(self):
         """Return None while calls are served, else why they are not (one line)."""
@@ -119,9 +120,17 @@ class MemoryServing:
         period = self._diagnostics_period()
         gate_settings = self._turn_gate_settings() if settings.enabled else None
         review = self._review_settings()
-        service = MemoryService(
-            settings, robot_profile=lambda: self.robot_profile, logger=self.get_logger(),
-            copies_busy=lambda: self._copies.busy, review=review)
+        # Before the store opens: a bad replica leaves the database untouched.
+        self._replication = replication.prepare(self, settings)
+        try:
+            service = MemoryService(
+                settings, robot_profile=lambda: self.robot_profile, logger=self.get_logger(),
+                copies_busy=lambda: self._copies.busy, review=review)
+        except BaseException:
+            self._close_memory()
+            raise
+        if self._replication is not None:
+            service.store.set_wal_truncation(self._replication.wal_truncation)
         self.settings, self.service = settings, service
         try:
             if gate_settings is not None:
@@ -152,6 +161,10 @@ class MemoryServing:
         # is removed; its goal says canceled because) before the store
         # closes and the file is given up.
         self._copies.stop(because)
+        # Litestream lets go of the file before the store closes it.
+        if self._replication is not None:
+            self._replication.close()
+            self._replication = None
         if self.turn_gate is not None:
             self.destroy_subscription(self.turn_gate.subscription)
             self.turn_gate = None
@@ -164,6 +177,14 @@ class MemoryServing:
         if self.service is not None:
             self.service.close()
             self.service = None
+
+    def _start_replication(self):
+        """Start Litestream when replica_url is set (plain node: at start; managed: activate)."""
+        if self._replication is not None:
+            self._replication.start()
+            self.get_logger().info(
+                f'replicating {self.settings.database_path} to '
+                f'{self._replication.target.display} (litestream)')
 
     def _create_services(self, recall_and_remember):
         """Create the services; recall and remember only when recall_and_remember."""
@@ -218,6 +239,7 @@ class MemoryServing:
              'A refused proposal kept for review expires after this many days '
              f'(at most {keep.MAX_AGE_DAYS_LIMIT:g}).'),
         ))
+        replication.declare_parameters(self)
         parameters.declare(
             self, 'robot_profile', '',
             'Name of the active robot profile: the entity that you/your/yours/yourself '
@@ -307,7 +329,8 @@ class MemoryServing:
     # Diagnostics ---------------------------------------------------------------
 
     def _diagnostic_report(self):
-        return self.service.diagnostic_report(self._diagnostic_extra_values())
+        return replication.with_health(
+            self.service.diagnostic_report(self._diagnostic_extra_values()), self._replication)
 
     def _diagnostic_extra_values(self):
         """Return the observed-turn window's (key, value) pairs for /diagnostics."""
@@ -367,7 +390,10 @@ class MemoryServing:
             refusal = self._refusal()
             if refusal is not None:
                 return responses.fill_admin_unavailable(response, refusal)
-            return self.service.admin(command, request, response)
+            response = self.service.admin(command, request, response)
+            if command == 'status':
+                response.replication = replication.status_lines(self._replication)
+            return response
         return callback
 
     def _on_jobs(self, request, response):
@@ -392,6 +418,7 @@ class MemoryNode(MemoryServing, Node):
         self._declare_parameters()
         self._open_memory()
         self._create_services(recall_and_remember=self.settings.enabled)
+        self._start_replication()
 
     def destroy_node(self):
         """Close the store (once), then destroy the node."""

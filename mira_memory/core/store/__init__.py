@@ -121,6 +121,10 @@ class MemoryStore(reads.Reads):
             self._readers.append(reader)
             return reader
 
+    def set_wal_truncation(self, guard):
+        """Enter guard() around every WAL truncation (a forget's; core/replication)."""
+        self._connection.wal_truncation = guard
+
     def close(self):
         """Close this store and every reader it opened; closing again is a no-op."""
         with self._connection.lock:
