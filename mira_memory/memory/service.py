@@ -81,6 +81,12 @@ class MemoryService:
         self.turn_proposals = TurnProposalLog()
         # Refusals kept for review that remember answered but has not written yet.
         self._kept = collections.deque()
+        # Which refusals fit the queue's bounds (core/review/keep.py); logs once per run.
+        self.intake = keep.Intake(review, log=self._log_intake)
+        # Kept refusals answered but never written (store gone or failing): counted,
+        # logged when a run of them starts.
+        self.kept_lost = 0
+        self._lost_streak = 0
         self.health = health.Health()
         self._row_count = None  # a background row count in progress (_count_rows)
         self._rules_logged = False  # the startup line about older rules (_log_rules)
@@ -275,6 +281,8 @@ class MemoryService:
 
     def diagnostic_report(self, extra_values=()):
         """Return the health report for /diagnostics (see core/store/health.py)."""
+        extra_values = (*extra_values, *self.intake.diagnostic_values(),
+                        ('review notes lost', str(self.kept_lost)))
         if self.store is None:
             return self.health.report(enabled=False, extra_values=extra_values)
         self.note_writes_stopped()
@@ -356,12 +364,11 @@ class MemoryService:
             def admit():
                 result = rules.admit(self.store, context, proposal, robot_profile)
                 if observed:
-                    result = keep.kept(result, self.review)
+                    result = self.intake.mark(self.store, context, proposal, result)
                     if result.pending_review:
                         kept.append((context, proposal, robot_profile, result))
                 return result
-            result = self.turn_proposals.answer(
-                context, proposal, admit, self.store, robot_profile)
+            result = self.turn_proposals.answer(context, proposal, admit)
         except Exception:  # admit() never raises by contract; this guards the contract
             self.log.error('remember failed unexpectedly', throttle_duration_sec=1.0)
             result = rules.backend_failure()
@@ -396,15 +403,28 @@ class MemoryService:
         while self._kept:
             context, proposal, robot_profile, result = self._kept.popleft()
             if self.store is None or self.health.database_lost is not None:
-                self.log.warning('a refused proposal kept for review was not written: the '
-                                 'store is gone')
+                self._lose_kept('the store is gone')
                 continue
             try:
                 keep.write(self.store, context, proposal, robot_profile, result, self.review)
             except Exception as error:  # the refusal stands as answered; only the note is lost
-                self.log.error(
-                    f'a refused proposal kept for review could not be written: {error}',
-                    throttle_duration_sec=1.0)
+                self._lose_kept(f'{error}')
+            else:
+                self._lost_streak = 0
+
+    def _lose_kept(self, why):
+        """Count a kept refusal that was not written; log the first of a run of them."""
+        self.kept_lost += 1
+        self._lost_streak += 1
+        if self._lost_streak == 1:
+            self.log.error(f'a refused proposal kept for review was not written ({why}); '
+                           'further ones are counted on /diagnostics (review notes lost)')
+
+    def _log_intake(self, text, warning):
+        if warning:
+            self.log.warning(text)
+        else:
+            self.log.info(text)
 
     def expire_pending(self):
         """Close the pending items past their age (the node's timer); return how many."""
@@ -616,7 +636,11 @@ class MemoryService:
             self.review))
 
     def admin_dismiss(self, request, response):
-        """Remove a pending item (memory dismiss P<n>)."""
+        """Remove a pending item (memory dismiss P<n>); its text leaves the WAL too."""
+        if self._copies_busy():
+            # The copy's read snapshot would keep the item's text in the WAL.
+            raise store.BusyError(
+                'a backup, export or verify is running; dismiss when it is done')
         self._review_decision(response, decisions.dismiss(
             self.store, store.parse_pending_id(request.pending_id), request.reviewer,
             self.review))
