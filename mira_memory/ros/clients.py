@@ -3,7 +3,8 @@
 The one way a synchronous client waits for a service reply: call().
 
 Used by the console, the operator source, the demo and the tests (the
-cognition library is asynchronous and keeps its own coroutine client).
+cognition library is asynchronous and keeps its own coroutine client and
+resend: cognition/runner.py, call_with_retries).
 
 Why not executor.spin_until_future_complete: on Jazzy (rclpy 7.1) it adds a
 done callback per call that the executor runs only as a task on a later
@@ -14,9 +15,8 @@ itself, against a monotonic deadline, which costs the same on both distros
 
 Why a resend: DDS occasionally drops a service reply (a few per thousand
 calls on a loaded machine). A call whose request is safe to repeat -
-recall, the admin reads, remember (a repeated remember answers
-applied/duplicate with the same MEM id, never a second row) and the
-working-memory show - is sent a second time when no reply came within
+recall, the admin reads, remember (a repeated remember gets the turn's
+first answer again, never a second row) and the working-memory show - is sent a second time when no reply came within
 RESEND_AFTER_SEC (at most half the time left), inside the same deadline.
 Both requests stay pending and whichever reply comes first is the answer,
 except a store failure (backend_failure, unavailable) while the other

@@ -382,7 +382,7 @@ def run(args, out):
         observer.close()
     notes = lost_reply_notes(processes)
     if notes:
-        print('lost replies (a remember resent after no reply is answered applied/duplicate; '
+        print('lost replies (a call resent after no reply is answered as the first time; '
               'see docs/simulation.md):', file=out)
         for note in notes:
             print(f'  {note}', file=out)
@@ -408,9 +408,9 @@ def lost_reply_notes(processes):
     """
     Return "<node>: <message>" for each lost service reply the node logs report.
 
-    A remember whose reply was lost is sent once more and answered
-    applied/duplicate (no second row), so its turn reads "already stored";
-    these lines say why. Read once the nodes have stopped (logs complete).
+    A call whose reply was lost is sent again, the identical request, and
+    answered as the first time (a remember writes no second row); these
+    lines say that it happened. Read once the nodes have stopped (logs complete).
     """
     notes = []
     for process in processes:
