@@ -37,7 +37,7 @@ from mira_memory.ros import node_runner
 from mira_memory.simulation import nodes as simulation
 from mira_memory.srv import AdminEntityFind, AdminStatus, RecallMemory
 from mira_memory.wire import HISTORY_SUBSCRIBER_QOS, OBSERVATIONS_TOPIC
-from mira_memory.wire import TOOL_RESULTS_TOPIC
+from mira_memory.wire import ATTENTION_RESULTS_TOPIC, TOOL_RESULTS_TOPIC
 import rclpy
 from rclpy.context import Context
 from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
@@ -152,8 +152,9 @@ class Observer:
         # have finished and exited before that, so the transcript takes each
         # utterance from the scenario it plays, when cognition's marker says the
         # turn is over.)
-        self._results = self.node.create_subscription(
-            ToolResult, TOOL_RESULTS_TOPIC, self.results.append, HISTORY_SUBSCRIBER_QOS)
+        self._results = [self.node.create_subscription(
+            ToolResult, topic, self.results.append, HISTORY_SUBSCRIBER_QOS)
+            for topic in (TOOL_RESULTS_TOPIC, ATTENTION_RESULTS_TOPIC)]
         self._observations = self.node.create_subscription(
             Observation, OBSERVATIONS_TOPIC, self.observations.append, HISTORY_SUBSCRIBER_QOS)
         self._clients = {}
@@ -161,7 +162,7 @@ class Observer:
     def wait_for_publishers(self, timeout):
         """Wait until cognition and attention (results) and perception are matched."""
         deadline = time.monotonic() + timeout
-        while (self._results.get_publisher_count() < 2 or
+        while (any(results.get_publisher_count() < 1 for results in self._results) or
                self._observations.get_publisher_count() < 1):
             if time.monotonic() >= deadline:
                 raise DemoFailed('cognition, attention and perception did not come up')

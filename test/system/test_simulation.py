@@ -20,7 +20,8 @@ from mira_memory.simulation import demo
 from mira_memory.simulation import nodes as simulation
 from mira_memory.srv import AdminAdd, AdminEntityAdd, AdminFind, AdminShow, AdminStatus
 from mira_memory.srv import RecallMemory, Remember, WorkingMemoryClear, WorkingMemoryShow
-from mira_memory.wire import HISTORY_SUBSCRIBER_QOS
+from mira_memory.wire import ATTENTION_RESULTS_TOPIC, HISTORY_SUBSCRIBER_QOS
+from mira_memory.wire import TOOL_RESULTS_TOPIC
 import pytest
 from rclpy.node import NodeNameNonExistentError
 from rosutil import unique_namespace
@@ -100,9 +101,10 @@ class Simulation:
             scenario_file=str(scenario_file or simulation.default_scenario_file()),
             namespace=self.namespace)}
         self.results = []
-        self._subscription = ros.node.create_subscription(
-            ToolResult, f'{self.namespace}/cognition/tool_results', self.results.append,
-            HISTORY_SUBSCRIBER_QOS)
+        # Cognition's results, and attention's on a topic of its own.
+        self._subscriptions = [ros.node.create_subscription(
+            ToolResult, f'{self.namespace}/{topic}', self.results.append,
+            HISTORY_SUBSCRIBER_QOS) for topic in (TOOL_RESULTS_TOPIC, ATTENTION_RESULTS_TOPIC)]
         self.processes = {}
         for name in self.specs if names is None else names:
             self.start(name)
@@ -191,7 +193,8 @@ class Simulation:
         # The memory node goes last, as in a launch shutdown.
         for name in sorted(self.processes, key=lambda name: name == 'memory'):
             self.processes[name].stop()
-        self.ros.node.destroy_subscription(self._subscription)
+        for subscription in self._subscriptions:
+            self.ros.node.destroy_subscription(subscription)
 
 
 def by_name(message):
