@@ -16,19 +16,20 @@ itself, against a monotonic deadline, which costs the same on both distros
 Why a resend: DDS occasionally drops a service reply (a few per thousand
 calls on a loaded machine). A call whose request is safe to repeat -
 recall, the admin reads, remember (a repeated remember gets the turn's
-first answer again, never a second row) and the working-memory show - is sent a second time when no reply came within
-RESEND_AFTER_SEC (at most half the time left), inside the same deadline.
-Both requests stay pending and whichever reply comes first is the answer,
-except a store failure (backend_failure, unavailable) while the other
-request is still out: a store failure can be transient, so the other
-request may yet succeed - and for remember it may write. The call then
-waits for the other reply; if none comes by the deadline, a read answers
-the failure, and remember answers nothing (None), since whether the other
-request wrote is unknown: "rejected" must confirm that nothing was written.
-Writes that are not idempotent (entity_add, alias_add, add, and any service
-not listed here) are sent once: repeating them could write twice. Working
-memory clear is idempotent in effect, but its reply counts what it dropped,
-and a resend would answer 0: it is sent once too.
+first answer again, never a second row) and the working-memory show - is
+sent a second time when no reply came within RESEND_AFTER_SEC (at most half
+the time left), inside the same deadline. Both requests stay pending and
+whichever reply comes first is the answer, except a store failure
+(backend_failure, unavailable) while the other request is still out: a
+store failure can be transient, so the other request may yet succeed - and
+for remember it may write. The call then waits for the other reply; if none
+comes by the deadline, a read answers the failure, and remember answers
+nothing (None), since whether the other request wrote is unknown:
+"rejected" must confirm that nothing was written. Writes that are not
+idempotent (entity_add, alias_add, add, and any service not listed here)
+are sent once: repeating them could write twice. Working memory clear is
+idempotent in effect, but its reply counts what it dropped, and a resend
+would answer 0: it is sent once too.
 """
 
 import time

@@ -133,6 +133,9 @@ def enclaves(namespace, lifecycle=False, simulation=False):
                *(f'~/{name}' for name in managed)),
         execute=tuple(f'~/admin/{job}' for job in ADMIN_JOBS))
     jobs = tuple(f'{memory}/admin/{job}' for job in ADMIN_JOBS)
+    perception_purpose = 'Perception: observations only, no memory service or memory text at all.'
+    if simulation:
+        perception_purpose += " Simulation: hears cognition's results to pace its script."
     return (
         Enclave('memory', 'The memory node: serves recall, remember and admin; hears operator '
                 'turns.' + (' Managed: lifecycle services too.' if lifecycle else ''),
@@ -147,12 +150,9 @@ def enclaves(namespace, lifecycle=False, simulation=False):
                     'attention', Rules(
                         publish=(ATTENTION_RESULTS_TOPIC,), subscribe=(OBSERVATIONS_TOPIC,),
                         request=('memory/recall_memory',))),)),
-        Enclave('perception', 'Perception: observations only, no memory service or memory text '
-                'at all.' + (" Simulation: hears cognition's results to pace its script."
-                             if simulation else ''), (
-            Profile('perception', Rules(
-                publish=(OBSERVATIONS_TOPIC,),
-                subscribe=(TOOL_RESULTS_TOPIC,) if simulation else ())),)),
+        Enclave('perception', perception_purpose, (Profile('perception', Rules(
+            publish=(OBSERVATIONS_TOPIC,),
+            subscribe=(TOOL_RESULTS_TOPIC,) if simulation else ())),)),
         Enclave('operator_source', "The simulation's operator: publishes operator turns, no "
                 'admin service (the seed step seeds).', (Profile('operator_source', Rules(
                     publish=(UTTERANCE_TOPIC,), subscribe=(TOOL_RESULTS_TOPIC,))),)),

@@ -36,8 +36,8 @@ from mira_memory.ros import clients
 from mira_memory.ros import node_runner
 from mira_memory.simulation import nodes as simulation
 from mira_memory.srv import AdminEntityFind, AdminStatus, RecallMemory
-from mira_memory.wire import HISTORY_SUBSCRIBER_QOS, OBSERVATIONS_TOPIC
-from mira_memory.wire import ATTENTION_RESULTS_TOPIC, TOOL_RESULTS_TOPIC
+from mira_memory.wire import ATTENTION_RESULTS_TOPIC, HISTORY_SUBSCRIBER_QOS
+from mira_memory.wire import OBSERVATIONS_TOPIC, TOOL_RESULTS_TOPIC
 import rclpy
 from rclpy.context import Context
 from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
