@@ -237,7 +237,7 @@ TOOL_NODES = (security_policy.CONSOLE_NODE, security_policy.ROS2CLI_NODE)
 
 
 def _every_node(ns, node):
-    """What every profile is granted besides its own row (docs/trust.md says it once)."""
+    """Return what every profile is granted besides its own row (docs/trust.md says it once)."""
     own = f'{prefix(ns)}/{node}'
     serve = {f'{own}/get_type_description'}
     if node not in TOOL_NODES:
