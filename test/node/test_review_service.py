@@ -10,8 +10,8 @@ test/system/test_review_node.py.
 
 import itertools
 
-from diagnostics_util import diagnostics, values
-from memory_services import MemoryServices, srv
+from helpers.diagnostics_util import diagnostics, values
+from helpers.memory_services import MemoryServices, srv
 from mira_memory.ros.node_runner import StartupError
 import pytest
 

@@ -15,6 +15,7 @@ import pathlib
 import signal
 import sys
 
+from helpers.rosutil import unique_namespace
 from mira_memory.cognition import scenario
 from mira_memory.cognition.runner import REMEMBER_RESENT
 from mira_memory.msg import OperatorUtterance, ToolResult
@@ -23,12 +24,11 @@ from mira_memory.simulation import processes
 from mira_memory.srv import AdminStatus
 from mira_memory.wire import HISTORY_SUBSCRIBER_QOS
 import pytest
-from rosutil import unique_namespace
 
 pytestmark = pytest.mark.ros
 
 WAIT = 120.0
-PROXY = pathlib.Path(__file__).resolve().parents[1] / 'drop_first_reply_proxy.py'
+PROXY = pathlib.Path(__file__).resolve().parents[1] / 'helpers' / 'drop_first_reply_proxy.py'
 SCENARIO = """
 [[seed.entities]]
 type = "person"

@@ -12,6 +12,7 @@ import pathlib
 import re
 import subprocess
 
+from helpers.rosutil import unique_namespace
 from mira_memory.cognition import scenario
 from mira_memory.cognition.runner import CALL_ATTEMPTS, REMEMBER_RESENT
 from mira_memory.msg import MemoryLink, OperatorUtterance, ToolResult
@@ -24,7 +25,6 @@ from mira_memory.wire import ATTENTION_RESULTS_TOPIC, HISTORY_SUBSCRIBER_QOS
 from mira_memory.wire import TOOL_RESULTS_TOPIC
 import pytest
 from rclpy.node import NodeNameNonExistentError
-from rosutil import unique_namespace
 
 pytestmark = pytest.mark.ros
 

@@ -12,8 +12,8 @@ answer, whatever was written since (a lost reply is never a lost answer).
 import datetime
 import itertools
 
-from admission_cases import FACT, FACT_CONTEXT, ROBOT_PROFILE
 from conftest import fixed_clock
+from helpers.admission_cases import FACT, FACT_CONTEXT, ROBOT_PROFILE
 from mira_memory.core import recall as recall_module
 from mira_memory.core.admission import rules
 from mira_memory.core.admission.turn_proposals import TurnProposalLog
