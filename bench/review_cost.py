@@ -1,15 +1,17 @@
 # SPDX-License-Identifier: Apache-2.0
 """
-What the pending review queue adds to a refused remember (issue 35): queue full vs queue off.
+What the pending review queue adds to a refused remember (issue 35): queue on vs queue off.
 
 Copies the cached benchmark store (bench/generate.py; 10,000 memories by
 default) to two private working files and starts two bench memory nodes
 (bench_node.py: the product's MemoryNode plus the empty Trigger floor) on
 them, alike but for one parameter: `queue` keeps refusals for review
-(pending_enabled, the default, pending_max 200), `off` keeps nothing
-(pending_enabled false). The queue node is first filled to its limit, so
-every refusal it keeps while measured also drops the oldest item: a full
-queue, the worst case. Then one client calls, per iteration and in an order
+(pending_enabled, the default; its bounds raised to QUEUE_BOUND so that
+every refusal of a run is kept), `off` keeps nothing (pending_enabled
+false). The queue node is first filled with QUEUE_MAX + 50 items, so every
+refusal it keeps while measured goes into a queue that size. (A full queue
+keeps nothing new: it costs the intake's one query and no write.) Then one
+client calls, per iteration and in an order
 shuffled every iteration (seeded), the same two refusals on both nodes, each
 new (its own turn, value and predicate, so none is a duplicate of a kept one):
 
@@ -29,8 +31,8 @@ each refusal's p50 and of the Trigger behind it, each node's own remember
 callback (MIRA_BENCH_CALLBACK_TIMES: p50 in microseconds) and the queue's
 state at the end (waiting, dropped), with the load average before and after.
 
-Then, in this process with no ROS, the keep itself on a full queue of a
-scratch store: the product's MemoryStore.keep_pending (its transaction
+Then, in this process with no ROS, the keep itself on a queue of QUEUE_MAX
++ 50 items in a scratch store: the product's MemoryStore.keep_pending (its transaction
 commits without an fsync of its own), against the very same transaction
 committed durably (synchronous FULL, an fsync per refusal): what that choice
 saves (core/review/keep.py says why it is made).
