@@ -15,7 +15,8 @@ It serves, under its own name (/mira/memory in bringup):
   one at a time, with feedback and cancel. pending, pending_show, accept,
   supersede and dismiss are supervised review (core/review, docs/review.md):
   a remember refused for a reason a person can judge waits there for a
-  decision (parameters pending_enabled, pending_max, pending_max_age_days).
+  decision (parameters pending_enabled, pending_max, pending_max_per_episode,
+  pending_max_per_minute, pending_max_age_days).
 
 Recall and remember exist only while persistent memory is enabled; the admin
 services and actions always exist so `memory persistent` can say that it is
@@ -233,8 +234,15 @@ class MemoryServing:
              'subject or related entity, conflict), for an operator turn this node heard, '
              'for supervised review (memory pending). false keeps nothing new.'),
             ('pending_max', keep.DEFAULT_MAX_ITEMS,
-             'Refused proposals kept for review at most (1 to '
-             f'{keep.MAX_ITEMS_LIMIT}); when full, the oldest is dropped and counted.'),
+             'Refused proposals waiting for review at most (1 to '
+             f'{keep.MAX_ITEMS_LIMIT}); when full, new refusals are not kept (counted on '
+             '/diagnostics) and nothing waiting is removed.'),
+            ('pending_max_per_episode', keep.DEFAULT_MAX_PER_EPISODE,
+             'Refused proposals of one episode waiting for review at most (1 to '
+             f'{keep.MAX_ITEMS_LIMIT}); more of that episode are not kept.'),
+            ('pending_max_per_minute', keep.DEFAULT_MAX_PER_MINUTE,
+             'New refused proposals kept for review in any minute at most (1 to '
+             f'{keep.MAX_ITEMS_LIMIT}); more are not kept.'),
             ('pending_max_age_days', keep.DEFAULT_MAX_AGE_DAYS,
              'A refused proposal kept for review expires after this many days '
              f'(at most {keep.MAX_AGE_DAYS_LIMIT:g}).'),
@@ -304,7 +312,9 @@ class MemoryServing:
             return keep.ReviewSettings.from_parameters(
                 self.get_parameter('pending_enabled').value,
                 self.get_parameter('pending_max').value,
-                self.get_parameter('pending_max_age_days').value)
+                self.get_parameter('pending_max_age_days').value,
+                self.get_parameter('pending_max_per_episode').value,
+                self.get_parameter('pending_max_per_minute').value)
         except ValueError as error:
             raise node_runner.StartupError(str(error)) from None
 
