@@ -22,7 +22,7 @@ import sys
 
 from mira_memory.console.progress import ProgressDisplay
 from mira_memory.core import store
-from mira_memory.core.archive import copies, verify
+from mira_memory.core.archive import copies, importing, verify
 from mira_memory.core.errors import StoreError
 from mira_memory.core.store import ownership, schema
 
@@ -130,7 +130,7 @@ def import_file(database, source, out, err):
     display = ProgressDisplay(err, 'import')
     with lines, _claim(database, create=True):
         try:
-            counts = copies.import_export(database, lines, progress=display.reporter())
+            counts = importing.import_export(database, lines, progress=display.reporter())
         except UnicodeDecodeError:
             _remove_database(database, existed)
             raise _Refused(f'{source}: not UTF-8 text; nothing was written') from None

@@ -38,6 +38,8 @@ import time
 from mira_memory.core import config, recall
 from mira_memory.core.admission import rules, turns
 from mira_memory.core.admission.normalize import has_forbidden_characters
+from mira_memory.core.archive import output_files
+from mira_memory.core.errors import StoreError
 from mira_memory.core.review import keep
 from mira_memory.memory import responses
 from mira_memory.memory.admin_actions import AdminActions
@@ -102,6 +104,8 @@ class MemoryServing:
         # actions that start its jobs (memory/admin_actions.py).
         self._copies = CopyWorker(self)
         self._admin_actions = None
+        # Where backup and export may write (admin_output_dirs), once the memory is open.
+        self.output_dirs = ()
 
     def _refusal(self):
         """Return None while calls are served, else why they are not (one line)."""
@@ -118,10 +122,12 @@ class MemoryServing:
         period = self._diagnostics_period()
         gate_settings = self._turn_gate_settings() if settings.enabled else None
         review = self._review_settings()
+        output_dirs = self._output_dirs(settings) if settings.enabled else ()
         service = MemoryService(
             settings, robot_profile=lambda: self.robot_profile, logger=self.get_logger(),
             copies_busy=lambda: self._copies.busy, review=review)
         self.settings, self.service = settings, service
+        self.output_dirs = output_dirs
         try:
             if gate_settings is not None:
                 window, wait = gate_settings
@@ -141,7 +147,8 @@ class MemoryServing:
             self.get_logger().info(
                 f'persistent memory enabled: {settings.database_path} '
                 f'(schema version {service.store.schema_version}), '
-                f'robot profile {self.robot_profile!r}')
+                f'robot profile {self.robot_profile!r}; backup and export write to '
+                + ', '.join(repr(str(d)) for d in output_dirs))
         else:
             self.get_logger().info('persistent memory is disabled; no database is opened')
 
@@ -213,6 +220,11 @@ class MemoryServing:
             ('pending_max', keep.DEFAULT_MAX_ITEMS,
              'Refused proposals kept for review at most (1 to '
              f'{keep.MAX_ITEMS_LIMIT}); when full, the oldest is dropped and counted.'),
+            ('admin_output_dirs', '',
+             'Directories where backup and export may write, separated by ":" (absolute, '
+             '~ expanded; missing ones are created 0700). Empty: one directory beside the '
+             'database, <database name without suffix>-copies. A target elsewhere is '
+             'refused (outside_output_dirs), --force included.'),
             ('pending_max_age_days', keep.DEFAULT_MAX_AGE_DAYS,
              'A refused proposal kept for review expires after this many days '
              f'(at most {keep.MAX_AGE_DAYS_LIMIT:g}).'),
@@ -266,6 +278,20 @@ class MemoryServing:
                 self.get_parameter('database_path').value)
         except config.ConfigError as error:
             raise node_runner.StartupError(str(error)) from None
+
+    def _output_dirs(self, settings):
+        """Return the directories backup and export may write to, each created 0700 if missing."""
+        try:
+            directories = output_files.output_directories(
+                self.get_parameter('admin_output_dirs').value, settings.database_path)
+            output_files.prepare_directories(directories)
+        except StoreError as error:
+            raise node_runner.StartupError(str(error)) from None
+        except OSError as error:
+            raise node_runner.StartupError(
+                f'cannot create the admin output directory {error.filename!r}: '
+                f'{error.strerror}') from None
+        return directories
 
     def _diagnostics_period(self):
         period = self.get_parameter('diagnostics_period_sec').value

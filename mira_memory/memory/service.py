@@ -403,7 +403,7 @@ class MemoryService:
                 keep.write(self.store, context, proposal, robot_profile, result, self.review)
             except Exception as error:  # the refusal stands as answered; only the note is lost
                 self.log.error(
-                    f'a refused proposal kept for review could not be written: {error}',
+                    f'a refused proposal kept for review could not be written: {str(error)!r}',
                     throttle_duration_sec=1.0)
 
     def expire_pending(self):
@@ -414,7 +414,7 @@ class MemoryService:
         try:
             return self.store.expire_pending(self.review.max_age)
         except store.StoreError as error:
-            self.log.error(f'expiring pending review items failed: {error}',
+            self.log.error(f'expiring pending review items failed: {str(error)!r}',
                            throttle_duration_sec=60.0)
             return 0
 
