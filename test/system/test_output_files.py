@@ -163,7 +163,7 @@ def test_no_file_of_the_live_database_is_a_target(ros, nodes, tmp_path, name):
     # Every later copy works (a bogus -journal would make each fail: readonly database).
     for job in sorted(JOBS):
         status, result = finish(ros, node.prefix, job,
-                                JOBS[job].Goal(path=str(node.copies / f'after.{job}')))
+                                JOBS[job].Goal(path=str(tmp_path / f'after.{job}')))
         assert (status, result.error_code) == (SUCCEEDED, ''), result.message
 
 

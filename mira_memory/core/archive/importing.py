@@ -345,7 +345,9 @@ def import_export(database, lines, progress=_ignore, clock=writes.utc_now):
             try:
                 importer.add(number, record)
             except sqlite3.IntegrityError as exc:
-                raise _refused(number, 'breaks a store rule (%s)' % exc) from None
+                # One line: a CHECK constraint's text spans several.
+                raise _refused(number, 'breaks a store rule (%s)'
+                               % ' '.join(str(exc).split())) from None
             except (TypeError, ValueError, OverflowError, RecursionError) as exc:
                 # A value of a shape no rule above foresaw: refused like the others.
                 raise _refused(number, 'malformed record (%s)' % type(exc).__name__) from None
