@@ -18,18 +18,18 @@ import signal
 import stat
 import sys
 
-from action_goals import ABORTED, finish, SUCCEEDED
+from helpers.action_goals import ABORTED, finish, SUCCEEDED
 from mira_memory.action import Backup, Export
 from mira_memory.simulation import processes
 import pytest
-from rosutil import unique_namespace, write_params_file
+from helpers.rosutil import executable, unique_namespace, write_params_file
 
 pytestmark = pytest.mark.ros
 
 JOBS = {'backup': Backup, 'export': Export}
 VICTIM_TEXT = 'export PATH=/usr/bin\n'
 GUESS = 'guessed'
-GUESSED_NAME_NODE = pathlib.Path(__file__).parents[1] / 'guessed_name_node.py'
+GUESSED_NAME_NODE = pathlib.Path(__file__).parents[1] / 'helpers' / 'guessed_name_node.py'
 
 
 def _start(ros, tmp_path, extra=None, *, guessed=False):
@@ -39,7 +39,7 @@ def _start(ros, tmp_path, extra=None, *, guessed=False):
     parameters = {'enabled': True, 'database_path': str(database), 'robot_profile': 'Mira',
                   **(extra or {})}
     command = ([sys.executable, str(GUESSED_NAME_NODE), GUESS] if guessed
-               else [str(_memory_node())])
+               else [executable('memory_node')])
     node = processes.Process(
         [*command, '--ros-args', '-r', f'__ns:={namespace}',
          '--params-file', write_params_file(tmp_path, parameters)],
@@ -47,7 +47,7 @@ def _start(ros, tmp_path, extra=None, *, guessed=False):
     node.prefix = f'{namespace}/memory'
     node.database = database
     node.copies = tmp_path / 'memory-copies'
-    from memory_services import create_clients
+    from helpers.memory_services import create_clients
     from mira_memory import srv
     create_clients(ros, node.prefix)
     if not ros.wait_for_service(srv.AdminStatus, f'{node.prefix}/admin/status'):
@@ -58,11 +58,6 @@ def _start(ros, tmp_path, extra=None, *, guessed=False):
                         srv.AdminEntityAdd.Request(entity_type='person', canonical_name='Ada'))
     assert response.success, response.message
     return node
-
-
-def _memory_node():
-    from rosutil import executable
-    return executable('memory_node')
 
 
 @pytest.fixture
@@ -135,7 +130,7 @@ def test_a_link_at_a_guessed_name_fails_the_job_and_is_not_written_through(
     _plant(kind, planted, victim)
     status, result = finish(ros, node.prefix, job, JOBS[job].Goal(path=str(target)))
     assert (status, result.error_code) == (ABORTED, 'backend_failure'), result.message
-    assert result.message == (f'the temporary file name {str(planted)!r} is taken; '
+    assert result.message == (f'the temporary file name {planted} is taken; '
                               'nothing was written')
     _untouched(victim)
     assert not target.exists()
@@ -183,7 +178,7 @@ def test_copies_go_only_to_the_output_directory_created_private_by_default(
                                     JOBS[job].Goal(path=str(path), force=True))
             assert (status, result.error_code) == (ABORTED, 'outside_output_dirs'), (
                 path, result.message)
-            assert f'{str(path)!r} is outside the directories' in result.message
+            assert f'{path} is outside the directories' in result.message
     assert existing.read_text() == 'ssh-ed25519 AAAA key\n'
     assert sorted(p.name for p in elsewhere.iterdir()) == ['authorized_keys']
     for job in sorted(JOBS):

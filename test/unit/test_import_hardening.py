@@ -26,7 +26,7 @@ from mira_memory.core.archive import copies
 from mira_memory.core.review import decisions, keep
 from mira_memory.core.store import MemoryStore
 import pytest
-from review_cases import GHENT, HEDGED, LEUVEN
+from helpers.review_cases import GHENT, HEDGED, LEUVEN
 
 ROBOT = 'Mira'
 NOW = datetime.datetime(2026, 5, 1, 12, 0, 0, tzinfo=datetime.timezone.utc)

@@ -104,20 +104,20 @@ def check_target(database, path, force, directories=None):
         raise InvalidInputError('the target path must be absolute (it is resolved by the node,'
                                 " not by the caller's working directory)")
     if not target.parent.is_dir():
-        raise InvalidInputError('the target directory does not exist: %r' % str(target.parent))
+        raise InvalidInputError('the target directory does not exist: %s' % target.parent)
     if target.is_dir():
-        raise InvalidInputError('the target is a directory: %r' % str(target))
+        raise InvalidInputError('the target is a directory: %s' % target)
     # Before the other checks: their answers suggest --force or another
     # directory, which must never be offered for the database itself.
     if is_database_file(database, target):
         raise InvalidInputError('the target is the database itself or one of its files')
     if directories is not None and not _inside(target, directories):
         raise PathNotAllowedError(
-            '%r is outside the directories the node writes copies to (%s); '
+            '%s is outside the directories the node writes copies to (%s); '
             'see the parameter admin_output_dirs'
-            % (str(target), ', '.join(str(d) for d in directories)))
+            % (target, ', '.join(str(d) for d in directories)))
     if os.path.lexists(target) and not force:
-        raise TargetExistsError('%r exists; give --force to replace it' % str(target))
+        raise TargetExistsError('%s exists; give --force to replace it' % target)
     return target
 
 
@@ -141,12 +141,12 @@ def create_temporary(target):
     try:
         fd = os.open(temporary, _CREATE_FLAGS, private_files.FILE_MODE)
     except FileExistsError:
-        raise BackendError('the temporary file name %r is taken; nothing was written'
-                           % str(temporary)) from None
+        raise BackendError('the temporary file name %s is taken; nothing was written'
+                           % temporary) from None
     except OSError as error:
         # ELOOP: a symlink raced in at the name; never write through it.
-        raise BackendError('cannot create the temporary file %r: %s'
-                           % (str(temporary), error.strerror)) from None
+        raise BackendError('cannot create the temporary file %s: %s'
+                           % (temporary, error.strerror)) from None
     try:
         os.fchmod(fd, private_files.FILE_MODE)  # exact, whatever the umask
     except BaseException:
@@ -164,8 +164,8 @@ def require_same_file(fd, temporary):
     except OSError:
         there = None
     if there is None or (there.st_dev, there.st_ino) != (mine.st_dev, mine.st_ino):
-        raise BackendError('the temporary file %r was replaced while the copy ran; '
-                           'nothing was written' % str(temporary))
+        raise BackendError('the temporary file %s was replaced while the copy ran; '
+                           'nothing was written' % temporary)
 
 
 def publish(fd, temporary, target, force):
@@ -179,8 +179,8 @@ def publish(fd, temporary, target, force):
             # link() fails if the target appeared meanwhile: no overwrite race.
             os.link(temporary, target)
         except FileExistsError:
-            raise TargetExistsError('%r exists; give --force to replace it'
-                                    % str(target)) from None
+            raise TargetExistsError('%s exists; give --force to replace it'
+                                    % target) from None
         os.unlink(temporary)
     private_files.sync_directory(target.parent)
 
