@@ -19,10 +19,10 @@ import stat
 import sys
 
 from helpers.action_goals import ABORTED, finish, SUCCEEDED
+from helpers.rosutil import executable, unique_namespace, write_params_file
 from mira_memory.action import Backup, Export
 from mira_memory.simulation import processes
 import pytest
-from helpers.rosutil import executable, unique_namespace, write_params_file
 
 pytestmark = pytest.mark.ros
 

@@ -18,6 +18,7 @@ import pathlib
 import re
 import tempfile
 
+from helpers.review_cases import GHENT, HEDGED, LEUVEN
 from hypothesis import example, given, HealthCheck, settings, strategies as st
 from mira_memory.console import offline_tools
 from mira_memory.core.admission import rules
@@ -26,7 +27,6 @@ from mira_memory.core.archive import copies
 from mira_memory.core.review import decisions, keep
 from mira_memory.core.store import MemoryStore
 import pytest
-from helpers.review_cases import GHENT, HEDGED, LEUVEN
 
 ROBOT = 'Mira'
 NOW = datetime.datetime(2026, 5, 1, 12, 0, 0, tzinfo=datetime.timezone.utc)

@@ -31,7 +31,7 @@ UNDECLARED = {'openai'}
 PEER_ONLY = {'robotmem'}
 # The test and bench helpers of this repository, imported by module name.
 LOCAL = {path.stem for path in (ROOT / 'test').glob('*.py')} | {
-    path.stem for path in (ROOT / 'bench').glob('*.py')}
+    path.stem for path in (ROOT / 'bench').glob('*.py')} | {'helpers'}
 # Declared without an import statement: the generated interfaces' runtime,
 # the `ros2 launch` command, the launch_testing CMake glue and the pytest
 # runner; the linters are imported by name through pytest.importorskip
