@@ -129,6 +129,8 @@ class MemoryServing:
         self.settings, self.service = settings, service
         self.output_dirs = output_dirs
         try:
+            # Only once the store is open: a node that cannot start leaves nothing behind.
+            self._prepare_output_dirs(output_dirs)
             if gate_settings is not None:
                 window, wait = gate_settings
                 self.turn_gate = TurnGate(self, window, wait, self._remember_group)
@@ -280,18 +282,22 @@ class MemoryServing:
             raise node_runner.StartupError(str(error)) from None
 
     def _output_dirs(self, settings):
-        """Return the directories backup and export may write to, each created 0700 if missing."""
+        """Return the directories backup and export may write to (admin_output_dirs)."""
         try:
-            directories = output_files.output_directories(
+            return output_files.output_directories(
                 self.get_parameter('admin_output_dirs').value, settings.database_path)
-            output_files.prepare_directories(directories)
         except StoreError as error:
             raise node_runner.StartupError(str(error)) from None
+
+    @staticmethod
+    def _prepare_output_dirs(directories):
+        """Create the output directories that are missing, each 0700."""
+        try:
+            output_files.prepare_directories(directories)
         except OSError as error:
             raise node_runner.StartupError(
                 f'cannot create the admin output directory {error.filename!r}: '
                 f'{error.strerror}') from None
-        return directories
 
     def _diagnostics_period(self):
         period = self.get_parameter('diagnostics_period_sec').value

@@ -274,7 +274,8 @@ def test_copy_services_and_actions_declare_busy_and_exists():
                             'backend_failure', 'unavailable', 'busy', 'exists'}
     jobs = {'invalid_argument', 'disabled', 'backend_failure', 'unavailable', 'busy',
             'canceled'}
-    for action_type, also in ((Backup, {'exists'}), (Export, {'exists'}),
+    for action_type, also in ((Backup, {'exists', 'outside_output_dirs'}),
+                              (Export, {'exists', 'outside_output_dirs'}),
                               (Verify, {'not_found'})):
         declared = {value for name, value in vars(action_type.Result).items()
                     if name.startswith('ERROR_')}
