@@ -29,6 +29,7 @@ from mira_memory.console.render import render
 from mira_memory.console.session import CallError, DEFAULT_COGNITION_NODE
 from mira_memory.console.session import DEFAULT_MEMORY_NODE, DEFAULT_TIMEOUT
 from mira_memory.console.session import parse_console_options, Session, Settings
+from mira_memory.console.visible import visible, visible_lines
 from rclpy.utilities import remove_ros_args
 
 # The names other modules and the tests take from here.
@@ -77,7 +78,7 @@ def run_command(session, tokens, stdout, stderr):
     try:
         command, request = parse_command(tokens)
     except UsageError as error:
-        print(f'usage error: {error}', file=stderr)
+        print(visible(f'usage error: {error}'), file=stderr)
         return EXIT_USAGE
     try:
         if command.job:
@@ -85,7 +86,7 @@ def run_command(session, tokens, stdout, stderr):
                                     _print_response)
         response = session.call(command, request)
     except CallError as error:
-        print(f'error: {error}', file=stderr)
+        print(visible(f'error: {error}'), file=stderr)
         return EXIT_FAILED
     return _print_response(command, response, stdout, stderr)
 
@@ -95,7 +96,8 @@ def _print_response(command, response, stdout, stderr):
     status, lines = render(command, response)
     # A verify that ran prints its report on stdout, whatever it found.
     report = command.words == ('verify',) and response.success
-    print('\n'.join(lines), file=stdout if status == EXIT_OK or report else stderr)
+    # Stored text reaches the terminal only through visible() (console/visible.py).
+    print(visible_lines(lines), file=stdout if status == EXIT_OK or report else stderr)
     return status
 
 
@@ -104,7 +106,7 @@ def run_line(session, line, stdout, stderr):
     try:
         tokens = _split_line(line)
     except UsageError as error:
-        print(f'usage error: {error}', file=stderr)
+        print(visible(f'usage error: {error}'), file=stderr)
         return EXIT_USAGE
     return run_command(session, tokens, stdout, stderr)
 
@@ -149,7 +151,7 @@ def interactive(session, stdin, stdout, stderr):
         try:
             tokens = _split_line(line)
         except UsageError as error:
-            print(f'usage error: {error}', file=stderr)
+            print(visible(f'usage error: {error}'), file=stderr)
             continue
         if tokens in (['quit'], ['exit']):
             break
@@ -188,7 +190,7 @@ def main(argv=None, *, stdin=None, stdout=None, stderr=None):
             # Bad usage is reported before any ROS setup.
             parse_command(tokens)
     except UsageError as error:
-        print(f'usage error: {error}', file=stderr)
+        print(visible(f'usage error: {error}'), file=stderr)
         return EXIT_USAGE
     session = Session(ros_args, settings)
     try:

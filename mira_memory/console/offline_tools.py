@@ -21,6 +21,7 @@ import sqlite3
 import sys
 
 from mira_memory.console.progress import ProgressDisplay
+from mira_memory.console.visible import visible
 from mira_memory.core import store
 from mira_memory.core.archive import copies, importing, verify
 from mira_memory.core.errors import StoreError
@@ -174,7 +175,7 @@ def verify_file(path, memory_ids, as_json, out):
 
         def found(finding):
             if not as_json:
-                print(finding.line(), file=out)
+                print(visible(finding.line()), file=out)
                 return
             if not state['findings']:
                 print('{\n "database": %s,\n "findings": [' % json.dumps(str(path)), file=out)
@@ -199,7 +200,7 @@ def verify_file(path, memory_ids, as_json, out):
     else:
         print(summary.line(), file=out)
         for found in pending:
-            print(found.line(), file=out)
+            print(visible(found.line()), file=out)
         if summary.pending_line():
             print(summary.pending_line(), file=out)
     return EXIT_OK if summary.all_ok else EXIT_FAILED
@@ -209,10 +210,10 @@ def _run(action, stderr):
     try:
         code = action()
     except _Refused as error:
-        print(f'error: {error}', file=stderr)
+        print(visible(f'error: {error}'), file=stderr)
         return EXIT_FAILED
     except StoreError as error:
-        print(f'error: {error}', file=stderr)
+        print(visible(f'error: {error}'), file=stderr)
         return EXIT_FAILED
     return EXIT_OK if code is None else code
 
