@@ -12,7 +12,6 @@ import dataclasses
 from dataclasses import dataclass
 import json
 import math
-import os
 
 from mira_memory.action import Backup, Export, Verify
 from mira_memory.core import store
@@ -246,10 +245,6 @@ def parse_command(tokens):
     for (placeholder, field), text in zip(command.arguments, arguments):
         if placeholder in _ID_PARSERS:
             _check_id(placeholder, text)
-        if placeholder == 'PATH' and not os.path.isabs(text):
-            # The node, not this console, writes the file: a relative path
-            # would silently mean the node's working directory.
-            raise UsageError(f'PATH must be absolute, got {quoted(text)}')
         setattr(request, field, text)
     if command.options:
         _apply_options(request, options, command)

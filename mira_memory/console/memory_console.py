@@ -16,9 +16,12 @@ session that calls the services in console/session.py, the rendering of the
 answers in console/render.py.
 
 Exit codes: 0 success, 1 the call failed or nobody answered, 2 bad usage,
-130 a job canceled with Ctrl-C.
+130 a job canceled with Ctrl-C, 141 the output pipe was closed early (quietly,
+as a program ended by SIGPIPE); a script of commands (stdin not a terminal)
+exits with the code of its first failed line.
 """
 
+import os
 import shlex
 import sys
 
@@ -37,6 +40,10 @@ __all__ = ['CallError', 'COMMANDS', 'main', 'parse_command', 'parse_console_opti
            'render', 'run_command', 'run_line', 'Session', 'Settings', 'UsageError']
 
 PROMPT = 'mira> '
+# Ctrl-C: a one-shot command, or a job it canceled.
+EXIT_INTERRUPTED = 130
+# The output pipe was closed early: the code of a program ended by SIGPIPE.
+EXIT_PIPE_CLOSED = 141
 
 
 def help_text():
@@ -47,6 +54,8 @@ def help_text():
         '',
         'Without a command, commands are read from an interactive prompt',
         '(help, quit or exit; Ctrl-D ends). Quote names with spaces: "Ada Lovelace".',
+        'Commands piped in or read from a file run as a script, which exits with the',
+        'code of its first failed line and names the failed lines last, on stderr.',
         '',
         'options:',
         f'  --memory-node NODE     memory node to call (default {DEFAULT_MEMORY_NODE})',
@@ -68,7 +77,7 @@ def help_text():
         'the job; --no-wait prints the goal id and returns.',
         '',
         'exit codes: 0 success, 1 the call failed or no node answered, 2 bad usage,',
-        '130 a job canceled with Ctrl-C',
+        '130 a job canceled with Ctrl-C, 141 the output pipe was closed early',
     ]
     return '\n'.join(lines)
 
@@ -120,8 +129,12 @@ def _split_line(line):
         raise UsageError(f'cannot split the line: {str(error).lower()}') from None
 
 
+def _is_prompt(stdin):
+    return stdin is sys.stdin and stdin.isatty()
+
+
 def _line_reader(stdin):
-    if stdin is sys.stdin and stdin.isatty():
+    if _is_prompt(stdin):
         # Imported for its side effect: input() gains line editing and history.
         import readline  # noqa: F401
 
@@ -138,8 +151,17 @@ def _line_reader(stdin):
 
 
 def interactive(session, stdin, stdout, stderr):
-    """Read and run commands until quit, exit or end of input; return 0."""
+    """
+    Read and run commands until quit, exit or end of input; return the exit code.
+
+    At a prompt that is 0: the person saw each failure. Commands read from a
+    pipe or a file are a script, and a script whose line failed must not
+    look like one that worked: the exit code is that of the first line that
+    failed, and a last line on stderr names every failed line.
+    """
     read = _line_reader(stdin)
+    failed = []  # (line number, exit code) of each line that failed
+    number = 0
     while True:
         try:
             line = read()
@@ -148,23 +170,33 @@ def interactive(session, stdin, stdout, stderr):
         except KeyboardInterrupt:
             print(file=stdout)
             continue
+        number += 1
         try:
             tokens = _split_line(line)
         except UsageError as error:
             print(visible(f'usage error: {error}'), file=stderr)
+            failed.append((number, EXIT_USAGE))
             continue
         if tokens in (['quit'], ['exit']):
             break
+        code = EXIT_OK
         if tokens == ['help']:
             print(help_text(), file=stdout)
         elif tokens:
             try:
-                run_command(session, tokens, stdout, stderr)
+                code = run_command(session, tokens, stdout, stderr)
             except KeyboardInterrupt:
                 print('interrupted', file=stderr)
+                code = EXIT_INTERRUPTED
+        if code != EXIT_OK:
+            failed.append((number, code))
         stdout.flush()
         stderr.flush()
-    return EXIT_OK
+    if not failed or _is_prompt(stdin):
+        return EXIT_OK
+    print(f'{len(failed)} of {number} lines failed: ' + ', '.join(
+        f'line {failed_line} (exit {code})' for failed_line, code in failed), file=stderr)
+    return failed[0][1]
 
 
 def _without_ros_args(ros_args):
@@ -180,6 +212,31 @@ def main(argv=None, *, stdin=None, stdout=None, stderr=None):
     stdout = stdout or sys.stdout
     stderr = stderr or sys.stderr
     argv = sys.argv[1:] if argv is None else list(argv)
+    try:
+        code = _run(argv, stdin, stdout, stderr)
+        # Written out here, so that a reader gone away is noticed here too.
+        stdout.flush()
+        stderr.flush()
+        return code
+    except BrokenPipeError:
+        # The reader of the output went away (`memory_console --help | head`):
+        # nothing more can be shown, which is no error to report. The session
+        # is closed by then; Python's own flush at exit must not fail again.
+        _discard_closed_output(stdout, stderr)
+        return EXIT_PIPE_CLOSED
+
+
+def _discard_closed_output(*streams):
+    for stream in streams:
+        try:
+            stream.flush()
+        except BrokenPipeError:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, stream.fileno())
+            os.close(devnull)
+
+
+def _run(argv, stdin, stdout, stderr):
     ros_args = ['memory_console', *argv]
     try:
         settings, tokens = parse_console_options(_without_ros_args(ros_args))
@@ -199,6 +256,6 @@ def main(argv=None, *, stdin=None, stdout=None, stderr=None):
         return interactive(session, stdin, stdout, stderr)
     except KeyboardInterrupt:
         print('interrupted', file=stderr)
-        return 130
+        return EXIT_INTERRUPTED
     finally:
         session.close()

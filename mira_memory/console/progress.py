@@ -6,8 +6,8 @@ On a terminal a tqdm bar per phase: count of total, rate and time left
 (tqdm keeps the bar on one line and redraws it at most a few times a
 second). tqdm rather than rich: it does exactly this, is small (no
 dependencies), and has the rosdep key python3-tqdm on every Ubuntu a ROS 2
-distro supports. When the output is not a terminal (a log, a pipe, cron), one
-line per 10% of the whole job, so a log keeps a readable record:
+distro supports. When the output is not a terminal (a log, a pipe, cron), or
+a terminal of unknown size, one line per 10% of the whole job, so a log keeps a readable record:
 
     backup: 30% (checking 2567 of 14261 pages, 58.4 MB written, 1.2 s, about 2.9 s left)
 
@@ -15,6 +15,7 @@ ROS-free: memory_import uses it offline (reporter()); console/jobs.py feeds
 it the node's feedback.
 """
 
+import os
 import time
 
 from mira_memory.core.archive.progress import Meter
@@ -126,7 +127,13 @@ class ProgressDisplay:
 
 
 def _is_terminal(stream):
+    """Return True for a terminal a bar can be drawn on: one that says its size."""
     try:
-        return stream.isatty()
-    except (AttributeError, ValueError):
+        if not stream.isatty():
+            return False
+        size = os.get_terminal_size(stream.fileno())
+    except (AttributeError, ValueError, OSError):
         return False
+    # A terminal of unknown size (a serial console, some CI runners) reports
+    # 0 rows or columns, and tqdm draws nothing on it: lines are shown there.
+    return size.lines > 0 and size.columns > 0

@@ -73,13 +73,15 @@ def test_process_interactive_session(node):
         'memory persistent',
     ]) + '\n'
     result = console_process('--memory-node', node.prefix, stdin=session)
-    assert result.returncode == 0, result.stderr
+    # A script: the code of its first failed line (line 4, bad usage).
+    assert result.returncode == 2, result.stderr
     assert 'commands:\n' in result.stdout
     entity = re.search(r'created (ENT[1-9][0-9]*) person', result.stdout).group(1)
     assert re.search(rf'^{entity} +person +{name}', result.stdout, re.MULTILINE)
     assert result.stderr.splitlines() == [
         'usage error: missing closing quote',
         'usage error: "MEMx" is not a memory id (expected MEM<n>, e.g. MEM1)',
+        '2 of 7 lines failed: line 4 (exit 2), line 6 (exit 2)',
     ]
     # Nothing after quit runs.
     assert 'persistent memory is' not in result.stdout
@@ -89,3 +91,31 @@ def test_process_interactive_ends_at_end_of_input(node):
     result = console_process('--memory-node', node.prefix, stdin='memory persistent\n')
     assert result.returncode == 0, result.stderr
     assert result.stdout.startswith('persistent memory is enabled\n')
+
+
+def test_process_script_with_a_failed_line_exits_with_its_code_and_names_it(node):
+    # Every line runs; the first failure's code is the exit code (a provisioning
+    # script must not pass when a line failed).
+    script = '\n'.join([f'memory entity find "{unique("Nobody")}"', 'memory show MEM999999',
+                        'memory frobnicate', 'memory persistent']) + '\n'
+    result = console_process('--memory-node', node.prefix, stdin=script)
+    assert result.returncode == 1
+    assert result.stdout.startswith('no entity has that exact name or alias\n'
+                                    'persistent memory is enabled\n')
+    assert result.stderr.splitlines() == [
+        'error: not_found: memory MEM999999 not found',
+        'usage error: unknown command: memory frobnicate (type help for the commands)',
+        '2 of 4 lines failed: line 2 (exit 1), line 3 (exit 2)',
+    ]
+
+
+@pytest.mark.parametrize('args', [('--help',), ('memory', 'persistent')],
+                         ids=['--help', 'memory persistent'])
+def test_process_output_pipe_closed_early_is_a_quiet_exit(node, args):
+    # `memory_console --help | head`: the reader has gone before the console
+    # writes; no traceback, the code of a program ended by SIGPIPE.
+    process = subprocess.Popen([executable('memory_console'), '--memory-node', node.prefix, *args],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    process.stdout.close()
+    _, err = process.communicate(timeout=60)
+    assert (process.returncode, err.decode()) == (141, '')

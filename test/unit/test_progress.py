@@ -1,7 +1,12 @@
 # SPDX-License-Identifier: Apache-2.0
 """A long job's progress (core/archive/progress.py) and how it is shown without a terminal."""
 
+import fcntl
 import io
+import os
+import pty
+import struct
+import termios
 
 from mira_memory.console.progress import ProgressDisplay
 from mira_memory.core.archive import copies, importing, verify
@@ -100,3 +105,19 @@ def test_every_job_reports_its_phase_to_the_end(tmp_path, store):
         'import': ('importing', True), 'verify': ('judging', True)}
     assert seen['backup'][0].phase == 'copying'
     assert seen['export'][-1].bytes_written == (tmp_path / 'e.jsonl').stat().st_size
+
+
+def test_a_terminal_of_unknown_size_gets_lines_not_a_bar():
+    # A pseudo-terminal that reports 0 rows and 0 columns, as a serial console does.
+    master, slave = pty.openpty()
+    try:
+        fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack('HHHH', 0, 0, 0, 0))
+        with os.fdopen(os.dup(slave), 'w') as terminal:
+            display = ProgressDisplay(terminal, 'backup')
+            display.update(Progress('checking', 50, 100), 1.0, 1.0)
+            display.close()
+        shown = os.read(master, 4096).decode()
+    finally:
+        os.close(master)
+        os.close(slave)
+    assert shown.startswith('backup: 52% (checking 50 of 100 pages, 1.0 s, about 1.0 s left)')

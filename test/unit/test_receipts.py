@@ -151,15 +151,16 @@ def test_verify_judges_every_active_remembered_memory_and_writes_nothing(world, 
     before = digest_files(db_path)
     summary, lines = collect(db_path)
     assert lines == []
-    assert (summary.judged, summary.ok, summary.all_ok) == (2, 2, True)
+    # The console's memory (MEM3) is counted too: not judged, and no failure.
+    assert (summary.judged, summary.ok, summary.not_judged, summary.all_ok) == (2, 2, 1, True)
     assert summary.line() == (
-        f'verified 2 memories: 2 ok, 0 would reject, 0 no receipt (rules '
+        f'verified 2 memories: 2 ok, 0 would reject, 0 no receipt, 1 not judged (rules '
         f'{language.RULES_VERSION}+{language.rules_digest()}; 0 admitted under other rules)')
     assert digest_files(db_path) == before
     # Retired memories are not judged; asked for by id, they say why.
     world.retire_memory(quill, 'wrong instrument')
     summary, lines = collect(db_path)
-    assert (summary.judged, summary.ok) == (1, 1)
+    assert (summary.judged, summary.ok, summary.not_judged) == (1, 1, 1)
     summary, lines = collect(db_path, quill, 3, tea)
     assert lines == [f'MEM{quill} NOT JUDGED retired', 'MEM3 NOT JUDGED source console']
     assert (summary.judged, summary.not_judged, summary.all_ok) == (1, 2, True)

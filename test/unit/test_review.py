@@ -559,6 +559,18 @@ def test_verify_judges_the_pending_items_and_marks_now_admissible(world, db_path
                                       'refused_rule': '14'}
 
 
+def test_verify_counts_the_supervised_memories_it_does_not_judge(world, db_path):
+    # A person's decision is not judged again, but it is counted: a store of
+    # accepted memories does not verify as an empty one.
+    say(world, UNKNOWN)
+    world.add_entity('person', 'Lou Arden')
+    assert decisions.accept(world, 1, REVIEWER, SETTINGS).outcome == 'accepted'
+    summary = verify.verify(str(db_path))
+    assert (summary.judged, summary.not_judged, summary.all_ok) == (0, 1, True)
+    assert summary.line().startswith(
+        'verified 0 memories: 0 ok, 0 would reject, 0 no receipt, 1 not judged (rules ')
+
+
 def test_assess_says_already_stored(world):
     say(world, UNKNOWN)
     world.add_entity('person', 'Lou Arden')

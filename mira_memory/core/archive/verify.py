@@ -54,6 +54,10 @@ _MEMORY_SQL = 'SELECT id FROM memories WHERE id = ?'
 # How many memories a verify of every active remembered memory judges.
 _COUNT_SQL = ('SELECT count(*) FROM memories AS m'
               " WHERE m.source_kind = 'operator_statement' AND m.status = 'active'")
+# The active memories such a verify leaves alone: a person wrote them
+# (supervised review, the console), so there is no admission to judge again.
+_NOT_JUDGED_COUNT_SQL = ('SELECT count(*) FROM memories AS m'
+                         " WHERE m.source_kind != 'operator_statement' AND m.status = 'active'")
 _LINKS_SQL = ('SELECT entity_id, role FROM memory_links WHERE memory_id = ?'
               ' ORDER BY entity_id, role')
 
@@ -151,6 +155,9 @@ class Summary:
     would_reject: int
     no_receipt: int
     mismatch: int
+    # Not judged: asked for by id, those retired or not remembered; otherwise
+    # every active memory that is not remembered (supervised, console), so the
+    # counts account for every active memory.
     not_judged: int
     # Receipts made under other rules than the running ones (judged like the rest).
     other_rules: int
@@ -217,8 +224,9 @@ def verify(source, memory_ids=(), *, on_finding=None, should_stop=_never, on_pen
     Judge the memories of the database at source again; return the Summary.
 
     memory_ids: the memories to judge (ints); none means every active
-    operator_statement memory, and then every pending item too
-    (on_pending(PendingFinding) for each, in id order). An id that does not
+    operator_statement memory (the other active ones are counted as not
+    judged), and then every pending item too (on_pending(PendingFinding) for
+    each, in id order). An id that does not
     exist raises NotFoundError before anything is judged. on_finding(Finding)
     is called for each memory that is not OK, in id order. should_stop as
     for backup (CopyStoppedError); progress gets the judging phase (memories
@@ -255,6 +263,7 @@ def verify(source, memory_ids=(), *, on_finding=None, should_stop=_never, on_pen
                 if finding is not None:
                     on_finding(finding)
             if not wanted:
+                counts[NOT_JUDGED] = conn.execute(_NOT_JUDGED_COUNT_SQL).fetchone()[0]
                 for found in _judge_pending(conn, should_stop):
                     pending_counts['judged'] += 1
                     pending_counts['admissible'] += found.status == decisions.ADMISSIBLE
