@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-r"""
+"""
 Text made safe to print: every character a terminal would act on, or hide, shown as an escape.
 
 What the console prints comes from the store, and the store may hold text
@@ -8,7 +8,8 @@ on control characters (ESC starts a sequence that can clear the screen or
 paint a fake line), and format characters (bidirectional overrides,
 zero-width characters) change what a line seems to say. Like git's quoted
 paths and systemctl's escaped unit names, visible() writes each such
-character as a C-style escape (\t, \n, \r, \xNN, \uNNNN, \UNNNNNNNN), so
+character as a C-style escape (backslash and t, n or r; xNN, uNNNN or
+UNNNNNNNN: its code point in hex), so
 the line shows what is stored. Python's str.isprintable() decides: control
 (Cc), format (Cf), surrogate, private-use and unassigned characters, line
 and paragraph separators, and every space but ' ' are escaped. A backslash
