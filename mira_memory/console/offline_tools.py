@@ -179,7 +179,8 @@ def verify_file(path, memory_ids, as_json, out):
                 return
             if not state['findings']:
                 print('{\n "database": %s,\n "findings": [' % json.dumps(str(path)), file=out)
-            line = json.dumps(finding.as_json(), ensure_ascii=False, sort_keys=True)
+            # ASCII JSON: stored text shows as escapes (console/visible.py's promise).
+            line = json.dumps(finding.as_json(), sort_keys=True)
             print((' ,' if state['findings'] else '  ') + line, file=out)
             state['findings'] += 1
         pending = []  # bounded by the queue's size (core/review)
@@ -190,7 +191,7 @@ def verify_file(path, memory_ids, as_json, out):
             print('{\n "database": %s,\n "findings": [' % json.dumps(str(path)), file=out)
         if pending:
             print(' ],\n "pending": %s,' % json.dumps(
-                [found.as_json() for found in pending], ensure_ascii=False, sort_keys=True),
+                [found.as_json() for found in pending], sort_keys=True),
                 file=out)
             print(' "summary": %s\n}' % json.dumps(summary.as_json(), sort_keys=True),
                   file=out)
