@@ -59,7 +59,9 @@ def start_node(directory, namespace, database, robot_profile):
     return processes.Process(
         [sys.executable, str(BENCH_DIR / 'bench_node.py'), '--ros-args',
          '-r', f'__ns:={namespace}', '-p', 'enabled:=true',
-         '-p', f'database_path:={database}', '-p', f'robot_profile:={robot_profile}'],
+         '-p', f'database_path:={database}', '-p', f'robot_profile:={robot_profile}',
+         # The copies are written beside the database, in the bench's own directory.
+         '-p', f'admin_output_dirs:={directory}'],
         directory / 'node.log', name='bench_node')
 
 

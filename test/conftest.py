@@ -161,11 +161,11 @@ def ros():
 
 
 def _start_memory_node(started, directory, parameters=None, *, namespace=None,
-                       wait_service='admin/status', ros=None, cwd=None):
+                       wait_service='admin/status', ros=None, cwd=None, hold_copies=None):
     from helpers.rosutil import NodeProcess, unique_namespace
     namespace = namespace or unique_namespace()
     process = NodeProcess('memory_node', namespace=namespace, parameters=parameters,
-                          directory=directory, cwd=cwd)
+                          directory=directory, cwd=cwd, hold_copies=hold_copies)
     process.namespace = namespace
     process.prefix = f'{namespace}/memory'
     started.append(process)
@@ -202,9 +202,10 @@ def memory_node(tmp_path):
     started = []
 
     def start(parameters=None, *, namespace=None, wait_service='admin/status', ros=None,
-              cwd=None):
+              cwd=None, hold_copies=None):
         return _start_memory_node(started, tmp_path, parameters, namespace=namespace,
-                                  wait_service=wait_service, ros=ros, cwd=cwd)
+                                  wait_service=wait_service, ros=ros, cwd=cwd,
+                                  hold_copies=hold_copies)
 
     yield start
     _stop_all(started)

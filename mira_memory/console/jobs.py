@@ -22,6 +22,7 @@ import uuid
 from action_msgs.msg import GoalStatus
 from mira_memory.action import Backup, Export, Verify
 from mira_memory.console.progress import ProgressDisplay, UNITS
+from mira_memory.console.visible import visible
 from mira_memory.core.archive.progress import Progress
 from rclpy.action import ActionClient
 
@@ -100,10 +101,10 @@ def run_command(session, command, goal, stdout, stderr, print_result):
         status, result = run_goal(session, node, name, goal, no_wait=command.no_wait,
                                   stderr=stderr, deadline=deadline)
     except JobError as error:
-        print(f'error: {error}', file=stderr)
+        print(visible(f'error: {error}'), file=stderr)
         return 1
     except JobCanceled as canceled:
-        print(canceled, file=stderr)
+        print(visible(canceled), file=stderr)
         return EXIT_CANCELED
     if status is None:
         print(f'{name} started: goal {result} (memory jobs shows its progress)', file=stdout)

@@ -32,6 +32,7 @@ from mira_memory.console.render import render
 from mira_memory.console.session import CallError, DEFAULT_COGNITION_NODE
 from mira_memory.console.session import DEFAULT_MEMORY_NODE, DEFAULT_TIMEOUT
 from mira_memory.console.session import parse_console_options, Session, Settings
+from mira_memory.console.visible import visible, visible_lines
 from rclpy.utilities import remove_ros_args
 
 # The names other modules and the tests take from here.
@@ -86,7 +87,7 @@ def run_command(session, tokens, stdout, stderr):
     try:
         command, request = parse_command(tokens)
     except UsageError as error:
-        print(f'usage error: {error}', file=stderr)
+        print(visible(f'usage error: {error}'), file=stderr)
         return EXIT_USAGE
     try:
         if command.job:
@@ -94,7 +95,7 @@ def run_command(session, tokens, stdout, stderr):
                                     _print_response)
         response = session.call(command, request)
     except CallError as error:
-        print(f'error: {error}', file=stderr)
+        print(visible(f'error: {error}'), file=stderr)
         return EXIT_FAILED
     return _print_response(command, response, stdout, stderr)
 
@@ -104,7 +105,8 @@ def _print_response(command, response, stdout, stderr):
     status, lines = render(command, response)
     # A verify that ran prints its report on stdout, whatever it found.
     report = command.words == ('verify',) and response.success
-    print('\n'.join(lines), file=stdout if status == EXIT_OK or report else stderr)
+    # Stored text reaches the terminal only through visible() (console/visible.py).
+    print(visible_lines(lines), file=stdout if status == EXIT_OK or report else stderr)
     return status
 
 
@@ -113,7 +115,7 @@ def run_line(session, line, stdout, stderr):
     try:
         tokens = _split_line(line)
     except UsageError as error:
-        print(f'usage error: {error}', file=stderr)
+        print(visible(f'usage error: {error}'), file=stderr)
         return EXIT_USAGE
     return run_command(session, tokens, stdout, stderr)
 
@@ -172,7 +174,7 @@ def interactive(session, stdin, stdout, stderr):
         try:
             tokens = _split_line(line)
         except UsageError as error:
-            print(f'usage error: {error}', file=stderr)
+            print(visible(f'usage error: {error}'), file=stderr)
             failed.append((number, EXIT_USAGE))
             continue
         if tokens in (['quit'], ['exit']):
@@ -245,7 +247,7 @@ def _run(argv, stdin, stdout, stderr):
             # Bad usage is reported before any ROS setup.
             parse_command(tokens)
     except UsageError as error:
-        print(f'usage error: {error}', file=stderr)
+        print(visible(f'usage error: {error}'), file=stderr)
         return EXIT_USAGE
     session = Session(ros_args, settings)
     try:

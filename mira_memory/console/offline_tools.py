@@ -21,8 +21,9 @@ import sqlite3
 import sys
 
 from mira_memory.console.progress import ProgressDisplay
+from mira_memory.console.visible import visible
 from mira_memory.core import store
-from mira_memory.core.archive import copies, verify
+from mira_memory.core.archive import copies, importing, verify
 from mira_memory.core.errors import StoreError
 from mira_memory.core.store import ownership, schema
 
@@ -130,7 +131,7 @@ def import_file(database, source, out, err):
     display = ProgressDisplay(err, 'import')
     with lines, _claim(database, create=True):
         try:
-            counts = copies.import_export(database, lines, progress=display.reporter())
+            counts = importing.import_export(database, lines, progress=display.reporter())
         except UnicodeDecodeError:
             _remove_database(database, existed)
             raise _Refused(f'{source}: not UTF-8 text; nothing was written') from None
@@ -174,11 +175,12 @@ def verify_file(path, memory_ids, as_json, out):
 
         def found(finding):
             if not as_json:
-                print(finding.line(), file=out)
+                print(visible(finding.line()), file=out)
                 return
             if not state['findings']:
                 print('{\n "database": %s,\n "findings": [' % json.dumps(str(path)), file=out)
-            line = json.dumps(finding.as_json(), ensure_ascii=False, sort_keys=True)
+            # ASCII JSON: stored text shows as escapes (console/visible.py's promise).
+            line = json.dumps(finding.as_json(), sort_keys=True)
             print((' ,' if state['findings'] else '  ') + line, file=out)
             state['findings'] += 1
         pending = []  # bounded by the queue's size (core/review)
@@ -189,7 +191,7 @@ def verify_file(path, memory_ids, as_json, out):
             print('{\n "database": %s,\n "findings": [' % json.dumps(str(path)), file=out)
         if pending:
             print(' ],\n "pending": %s,' % json.dumps(
-                [found.as_json() for found in pending], ensure_ascii=False, sort_keys=True),
+                [found.as_json() for found in pending], sort_keys=True),
                 file=out)
             print(' "summary": %s\n}' % json.dumps(summary.as_json(), sort_keys=True),
                   file=out)
@@ -199,7 +201,7 @@ def verify_file(path, memory_ids, as_json, out):
     else:
         print(summary.line(), file=out)
         for found in pending:
-            print(found.line(), file=out)
+            print(visible(found.line()), file=out)
         if summary.pending_line():
             print(summary.pending_line(), file=out)
     return EXIT_OK if summary.all_ok else EXIT_FAILED
@@ -209,10 +211,10 @@ def _run(action, stderr):
     try:
         code = action()
     except _Refused as error:
-        print(f'error: {error}', file=stderr)
+        print(visible(f'error: {error}'), file=stderr)
         return EXIT_FAILED
     except StoreError as error:
-        print(f'error: {error}', file=stderr)
+        print(visible(f'error: {error}'), file=stderr)
         return EXIT_FAILED
     return EXIT_OK if code is None else code
 

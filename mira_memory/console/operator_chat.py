@@ -27,6 +27,7 @@ import sys
 import time
 
 from mira_memory.console import memory_console as console
+from mira_memory.console.visible import visible, visible_lines
 from mira_memory.msg import ToolResult
 from mira_memory.ros import node_runner
 from mira_memory.ros import parameters
@@ -150,18 +151,18 @@ def _indented(text):
 def _print_tool_result(message, out):
     tool = message.tool or '(unknown tool)'
     detail = f' ({message.reason})' if message.reason else ''
-    print(f'  tool {tool} -> {message.outcome}{detail}', file=out)
+    print(visible(f'  tool {tool} -> {message.outcome}{detail}'), file=out)
     if message.text:
-        print(_indented(message.text), file=out)
+        print(visible_lines(_indented(message.text).split('\n')), file=out)
 
 
 def _print_end_of_turn(message, out):
     if message.reply:
-        print(f'mira: {message.reply}', file=out)
+        print(visible_lines(f'mira: {message.reply}'.split('\n')), file=out)
     if message.reason:
-        print(f'  (turn ended: {message.reason})', file=out)
+        print(visible(f'  (turn ended: {message.reason})'), file=out)
     if message.text:
-        print(f'  runtime: {message.text}', file=out)
+        print(visible(f'  runtime: {message.text}'), file=out)
 
 
 def _console_command(chat, session, line, out, err):

@@ -220,7 +220,9 @@ def _render_verify(command, response):
                     'summary': summary}
         if response.pending_judged:
             document['pending'] = review_lines.verify_pending_records(response)
-        return status, [json.dumps(document, ensure_ascii=False, indent=1, sort_keys=True)]
+        # ASCII, one line per line: every character a terminal could act on is
+        # a JSON escape already, and the lines pass visible() unchanged.
+        return status, json.dumps(document, indent=1, sort_keys=True).split('\n')
     lines = []
     for memory_id, state, reason, rule, _, _ in _verify_findings(response):
         if state == 'would_reject':

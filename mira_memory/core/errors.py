@@ -50,6 +50,12 @@ class TargetExistsError(StoreError):
     code = 'exists'
 
 
+class PathNotAllowedError(StoreError):
+    """The output file is outside the directories copies may be written to; nothing was written."""
+
+    code = 'outside_output_dirs'
+
+
 class ClosedError(StoreError):
     """The pending item left the queue (accepted, dismissed, expired, ...); nothing was written."""
 

@@ -104,10 +104,12 @@ class AdminActions:
                     request, 'include_pending', False) else {}
                 copied = await node._copies.run(
                     name, goal_id, meter, work, str(service.store.path), request.path,
-                    force=request.force, **private)
+                    force=request.force, directories=node.output_dirs, **private)
                 seconds = time.perf_counter() - started
+                # !r: the path is the caller's text; a newline or an escape
+                # sequence in it must not forge a log line.
                 node.get_logger().info(
-                    f'{name} of {node.settings.database_path} written to {copied["path"]} '
+                    f'{name} of {node.settings.database_path} written to {copied["path"]!r} '
                     f'in {seconds:.1f} s')
                 responses.fill_copy(result, copied, name)
         except copies.CopyStoppedError:

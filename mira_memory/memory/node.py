@@ -39,6 +39,8 @@ import time
 from mira_memory.core import config, recall
 from mira_memory.core.admission import rules, turns
 from mira_memory.core.admission.normalize import has_forbidden_characters
+from mira_memory.core.archive import output_files
+from mira_memory.core.errors import StoreError
 from mira_memory.core.review import keep
 from mira_memory.memory import replication, responses
 from mira_memory.memory.admin_actions import AdminActions
@@ -105,6 +107,8 @@ class MemoryServing:
         self._copies = CopyWorker(self)
         self._admin_actions = None
         self._replication = None  # core.replication Supervisor while replica_url is set
+        # Where backup and export may write (admin_output_dirs), once the memory is open.
+        self.output_dirs = ()
 
     def _refusal(self):
         """Return None while calls are served, else why they are not (one line)."""
@@ -123,6 +127,7 @@ class MemoryServing:
         review = self._review_settings()
         # Before the store opens: a bad replica leaves the database untouched.
         self._replication = replication.prepare(self, settings)
+        output_dirs = self._output_dirs(settings) if settings.enabled else ()
         try:
             service = MemoryService(
                 settings, robot_profile=lambda: self.robot_profile, logger=self.get_logger(),
@@ -133,7 +138,10 @@ class MemoryServing:
         if self._replication is not None:
             service.store.set_wal_truncation(self._replication.wal_truncation)
         self.settings, self.service = settings, service
+        self.output_dirs = output_dirs
         try:
+            # Only once the store is open: a node that cannot start leaves nothing behind.
+            self._prepare_output_dirs(output_dirs)
             if gate_settings is not None:
                 window, wait = gate_settings
                 self.turn_gate = TurnGate(self, window, wait, self._remember_group)
@@ -152,7 +160,8 @@ class MemoryServing:
             self.get_logger().info(
                 f'persistent memory enabled: {settings.database_path} '
                 f'(schema version {service.store.schema_version}), '
-                f'robot profile {self.robot_profile!r}')
+                f'robot profile {self.robot_profile!r}; backup and export write to '
+                + ', '.join(repr(str(d)) for d in output_dirs))
         else:
             self.get_logger().info('persistent memory is disabled; no database is opened')
 
@@ -243,6 +252,11 @@ class MemoryServing:
             ('pending_max_per_minute', keep.DEFAULT_MAX_PER_MINUTE,
              'New refused proposals kept for review in any minute at most (1 to '
              f'{keep.MAX_ITEMS_LIMIT}); more are not kept.'),
+            ('admin_output_dirs', '',
+             'Directories where backup and export may write, separated by ":" (absolute, '
+             '~ expanded; missing ones are created 0700). Empty: one directory beside the '
+             'database, <database name without suffix>-copies. A target elsewhere is '
+             'refused (outside_output_dirs), --force included.'),
             ('pending_max_age_days', keep.DEFAULT_MAX_AGE_DAYS,
              'A refused proposal kept for review expires after this many days '
              f'(at most {keep.MAX_AGE_DAYS_LIMIT:g}).'),
@@ -297,6 +311,24 @@ class MemoryServing:
                 self.get_parameter('database_path').value)
         except config.ConfigError as error:
             raise node_runner.StartupError(str(error)) from None
+
+    def _output_dirs(self, settings):
+        """Return the directories backup and export may write to (admin_output_dirs)."""
+        try:
+            return output_files.output_directories(
+                self.get_parameter('admin_output_dirs').value, settings.database_path)
+        except StoreError as error:
+            raise node_runner.StartupError(str(error)) from None
+
+    @staticmethod
+    def _prepare_output_dirs(directories):
+        """Create the output directories that are missing, each 0700."""
+        try:
+            output_files.prepare_directories(directories)
+        except OSError as error:
+            raise node_runner.StartupError(
+                f'cannot create the admin output directory {error.filename!r}: '
+                f'{error.strerror}') from None
 
     def _diagnostics_period(self):
         period = self.get_parameter('diagnostics_period_sec').value

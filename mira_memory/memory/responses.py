@@ -10,7 +10,7 @@ change (a new field, a new error code) is made once.
 from mira_memory.action import Backup
 from mira_memory.core import store
 from mira_memory.core.admission import rules, turns
-from mira_memory.core.errors import ClosedError, RefusedError
+from mira_memory.core.errors import ClosedError, PathNotAllowedError, RefusedError
 from mira_memory.core.review import decisions, keep
 from mira_memory.msg import EntityRecord, MemoryLink, PayloadRecord, PendingRecord, RecalledEntity
 from mira_memory.msg import RecalledMemory, ReceiptRecord
@@ -269,6 +269,7 @@ ERROR_CLOSED = AdminAccept.Response.ERROR_CLOSED
 ERROR_REFUSED = AdminAccept.Response.ERROR_REFUSED
 # The long jobs' results (action/*.action) only.
 ERROR_CANCELED = Backup.Result.ERROR_CANCELED
+ERROR_OUTSIDE_OUTPUT_DIRS = Backup.Result.ERROR_OUTSIDE_OUTPUT_DIRS
 # Feedback's remaining_sec while there is no estimate yet.
 NO_ESTIMATE = -1.0
 
@@ -278,6 +279,7 @@ _ADMIN_ERROR_CODES = {
     store.DuplicateAliasError: ERROR_DUPLICATE_ALIAS,
     store.BusyError: ERROR_BUSY,
     store.TargetExistsError: ERROR_EXISTS,
+    PathNotAllowedError: ERROR_OUTSIDE_OUTPUT_DIRS,
     ClosedError: ERROR_CLOSED,
     RefusedError: ERROR_REFUSED,
 }

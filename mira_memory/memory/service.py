@@ -410,7 +410,7 @@ class MemoryService(AdminHandlers):
             try:
                 keep.write(self.store, context, proposal, robot_profile, result, self.review)
             except Exception as error:  # the refusal stands as answered; only the note is lost
-                self._lose_kept(f'{error}')
+                self._lose_kept(repr(str(error)))
             else:
                 self._lost_streak = 0
 
@@ -436,7 +436,7 @@ class MemoryService(AdminHandlers):
         try:
             return self.store.expire_pending(self.review.max_age)
         except store.StoreError as error:
-            self.log.error(f'expiring pending review items failed: {error}',
+            self.log.error(f'expiring pending review items failed: {str(error)!r}',
                            throttle_duration_sec=60.0)
             return 0
 

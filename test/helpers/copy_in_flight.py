@@ -4,31 +4,47 @@
 import contextlib
 import os
 import pathlib
-import sqlite3
 import subprocess
+import sys
 import time
 
 from helpers.rosutil import executable
-from mira_memory.core.archive import copies
+from mira_memory.core.archive import output_files
 from mira_memory.simulation import processes
 
 
-@contextlib.contextmanager
-def partial_file_locked(target, pid):
-    """
-    Hold a write lock on the file a backup to target writes first (copies.partial_path).
+HELD_COPY_NODE = pathlib.Path(__file__).with_name('held_copy_node.py')
+# The node module each executable runs (scripts/).
+NODE_MODULES = {'memory_node': 'mira_memory.memory.node',
+                'memory_lifecycle_node': 'mira_memory.memory.lifecycle_node'}
 
-    The node's backup thread then finds its destination locked, pauses and
-    retries until the lock goes: a backup that stays in flight as long as the
-    test needs, on a store of any size.
+
+def held_copy_command(name, release):
+    """Return the command running executable name as held_copy_node.py, held by release."""
+    return [sys.executable, str(HELD_COPY_NODE), NODE_MODULES[name], str(release)]
+
+
+@contextlib.contextmanager
+def backups_held(release):
     """
-    holder = sqlite3.connect(str(copies.partial_path(target, pid)), isolation_level=None)
+    Hold every backup of a node started with hold_copies=release, until the block ends.
+
+    The node (held_copy_node.py) locks each backup's temporary file as it
+    creates it while release exists: a backup that stays in flight as long as
+    the test needs, on a store of any size.
+    """
+    release = pathlib.Path(release)
+    release.write_text('held\n')
     try:
-        holder.execute('CREATE TABLE held (x)')
-        holder.execute('BEGIN EXCLUSIVE')
         yield
     finally:
-        holder.close()
+        release.unlink()
+
+
+def temporary_files(directory):
+    """Return the names of the copies' temporary files in directory."""
+    return sorted(path.name for path in pathlib.Path(directory).iterdir()
+                  if path.name.endswith(output_files.TEMPORARY_SUFFIX))
 
 
 def console_process(node, directory, *words):
@@ -41,19 +57,21 @@ def console_process(node, directory, *words):
 
 def wait_for_backup_in_flight(node, target, console):
     """
-    Return once the node's backup thread has opened its partial file.
+    Return the node's backup's temporary file once its backup thread has created it.
 
     It opens that file only after its snapshot is taken, so whatever is
     written from now on is not in the backup.
     """
-    partial = str(copies.partial_path(target, node.process.pid))
+    target = pathlib.Path(target)
     fds = pathlib.Path(f'/proc/{node.process.pid}/fd')
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         assert console.running(), console.describe('exited before the backup started')
         for fd in fds.iterdir():
             with contextlib.suppress(OSError):
-                if os.readlink(fd) == partial:
-                    return
+                opened = pathlib.Path(os.readlink(fd))
+                if (opened.parent == target.parent and opened.name.startswith(f'.{target.name}.')
+                        and opened.name.endswith(output_files.TEMPORARY_SUFFIX)):
+                    return opened
         time.sleep(0.05)
     raise AssertionError('the backup never started')

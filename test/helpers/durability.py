@@ -36,7 +36,7 @@ from helpers.rosutil import NodeProcess, unique_namespace
 from mira_memory import srv
 from mira_memory.core import config
 from mira_memory.core.admission.rules import Proposal, TurnContext
-from mira_memory.core.archive import copies
+from mira_memory.core.archive import importing
 from mira_memory.core.store import NewMemory, parse_entity_id, parse_memory_id
 
 DATABASE = 'memory/memory.sqlite3'  # under the recording's root; the node creates memory/
@@ -137,6 +137,7 @@ class Workload:
             self.executable, namespace=namespace, directory=self.directory,
             env=self.recording.environment() if self.recording else None,
             parameters={'enabled': True, 'database_path': str(self.database),
+                        'admin_output_dirs': str(self.copies),
                         'robot_profile': ROBOT_PROFILE, **OBSERVED_TURN_WAIT})
         self.prefix = prefix = f'{namespace}/memory'
         create_clients(self.ros, prefix)
@@ -620,7 +621,7 @@ def export_problem(path, data):
         return f'{len(records)} records, the header counts {header.get("counts")}'
     target = path.with_name(path.name + '.imported.sqlite3')
     try:
-        copies.import_export(target, lines)
+        importing.import_export(target, lines)
     except Exception as error:  # any refusal is the finding
         return f'memory_import refuses it: {error}'
     finally:

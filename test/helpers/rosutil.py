@@ -57,9 +57,21 @@ class NodeProcess(processes.Process):
     """
 
     def __init__(self, name, *, namespace, parameters=None, node_name=None,
-                 directory=None, extra_args=(), remaps=(), cwd=None, env=None):
+                 directory=None, extra_args=(), remaps=(), cwd=None, env=None,
+                 hold_copies=None):
+        """
+        Start the installed executable name.
+
+        hold_copies: a path, for a memory node whose backups wait while that
+        file exists (copy_in_flight.backups_held).
+        """
         directory = directory or tempfile.mkdtemp(prefix='mira_test_')
-        command = [executable(name), *extra_args, '--ros-args', '-r', f'__ns:={namespace}']
+        if hold_copies is None:
+            program = [executable(name)]
+        else:
+            from helpers.copy_in_flight import held_copy_command
+            program = held_copy_command(name, hold_copies)
+        command = [*program, *extra_args, '--ros-args', '-r', f'__ns:={namespace}']
         if node_name:
             command += ['-r', f'__node:={node_name}']
         for remap in remaps:

@@ -13,11 +13,11 @@ import pathlib
 import shutil
 import sqlite3
 import sys
+import time
 
 from helpers.action_goals import ABORTED, CANCELED, finish, Goal, SUCCEEDED
 from helpers.rosutil import NodeProcess, unique_namespace
 from mira_memory.action import Backup, Export, Verify
-from mira_memory.core.archive import copies
 import pytest
 
 pytestmark = pytest.mark.ros
@@ -54,6 +54,13 @@ def node(big_store, tmp_path):
                                       'robot_profile': 'Mira'})
     process.prefix = f'{namespace}/memory'
     process.database = database
+    # The default output directory of backup and export, beside the database:
+    # the node creates it as it opens the store.
+    process.copies = tmp_path / 'memory-copies'
+    deadline = time.monotonic() + 60
+    while not process.copies.is_dir():
+        assert process.running() and time.monotonic() < deadline, process.output()
+        time.sleep(0.05)
     yield process
     if process.running():
         assert process.stop() == 0
@@ -92,8 +99,7 @@ def _rows(database, table='memories'):
 def test_a_copy_reports_progress_cancels_halfway_without_a_trace_then_finishes(
         ros, node, tmp_path, job):
     action_type = {'backup': Backup, 'export': Export}[job]
-    outputs = tmp_path / 'out'
-    outputs.mkdir()
+    outputs = node.copies
     target = outputs / f'memory.{job}'
     phases = {'backup': ('copying', 'checking'), 'export': ('writing',)}[job]
     # For backup, halfway is into integrity_check, the long part of a backup.
@@ -156,14 +162,15 @@ def test_verify_reports_progress_cancels_halfway_then_finishes(ros, node):
     assert result.message.startswith(f'verified {total} memories: ')
 
 
-def test_a_second_goal_is_refused_with_the_running_job_named(ros, node, tmp_path):
-    target = tmp_path / 'memory.jsonl'
+def test_a_second_goal_is_refused_with_the_running_job_named(ros, node):
+    outputs = node.copies
+    target = outputs / 'memory.jsonl'
     running = Goal(ros, node.prefix, 'export', Export.Goal(path=str(target)))
     try:
         running.wait_for(lambda: running.feedback, 'feedback of the running export')
-        for job, goal in (('backup', Backup.Goal(path=str(tmp_path / 'b.sqlite3'))),
+        for job, goal in (('backup', Backup.Goal(path=str(outputs / 'b.sqlite3'))),
                           ('verify', Verify.Goal()),
-                          ('export', Export.Goal(path=str(tmp_path / 'e.jsonl')))):
+                          ('export', Export.Goal(path=str(outputs / 'e.jsonl')))):
             status, result = finish(ros, node.prefix, job, goal, timeout=30)
             assert (status, result.success, result.error_code) == (ABORTED, False, 'busy')
             assert result.message.startswith(
@@ -174,12 +181,12 @@ def test_a_second_goal_is_refused_with_the_running_job_named(ros, node, tmp_path
         assert running.result()[0] == CANCELED
     finally:
         running.close()
-    assert _partial_files(tmp_path) == []
-    assert not (tmp_path / 'b.sqlite3').exists() and not (tmp_path / 'e.jsonl').exists()
+    assert _partial_files(outputs) == []
+    assert not (outputs / 'b.sqlite3').exists() and not (outputs / 'e.jsonl').exists()
 
 
 def test_bad_goals_end_at_once_with_todays_error_codes(ros, node, tmp_path):
-    existing = tmp_path / 'existing.sqlite3'
+    existing = node.copies / 'existing.sqlite3'
     existing.write_text('keep me\n')
     cases = (
         ('backup', Backup.Goal(path='relative.sqlite3'), 'invalid_argument',
@@ -188,6 +195,8 @@ def test_bad_goals_end_at_once_with_todays_error_codes(ros, node, tmp_path):
          f'{existing} exists; give --force to replace it'),
         ('export', Export.Goal(path=str(node.database)), 'invalid_argument',
          'the target is the database itself'),
+        ('export', Export.Goal(path=str(tmp_path / 'e.jsonl'), force=True),
+         'outside_output_dirs', f'{tmp_path / "e.jsonl"} is outside the directories'),
         ('verify', Verify.Goal(memory_ids=['MEM999999999']), 'not_found',
          'memory MEM999999999 not found'),
     )
@@ -196,5 +205,4 @@ def test_bad_goals_end_at_once_with_todays_error_codes(ros, node, tmp_path):
         assert (status, result.success, result.error_code) == (ABORTED, False, code)
         assert result.message.startswith(message), result.message
     assert existing.read_text() == 'keep me\n'
-    assert [path.name for path in tmp_path.iterdir() if path.name.endswith('.partial')] == []
-    assert copies.partial_path(existing, node.process.pid).exists() is False
+    assert _partial_files(node.copies) == [] and _partial_files(tmp_path) == []

@@ -17,7 +17,7 @@ import signal
 import subprocess
 import sys
 
-from helpers.copy_in_flight import partial_file_locked
+from helpers.copy_in_flight import backups_held
 from helpers.rosutil import executable, NodeProcess, unique_namespace
 import pexpect
 import pytest
@@ -57,9 +57,13 @@ def node(store, tmp_path_factory):
     database = directory / 'memory.sqlite3'
     shutil.copyfile(store, database)
     namespace = unique_namespace('tty')
+    # Every test's tmp_path is under the run's base directory: copies may go there.
     process = NodeProcess('memory_node', namespace=namespace, directory=directory,
-                          parameters={'enabled': True, 'database_path': str(database)})
+                          parameters={'enabled': True, 'database_path': str(database),
+                                      'admin_output_dirs': str(tmp_path_factory.getbasetemp())},
+                          hold_copies=directory / 'hold')
     process.prefix = f'{namespace}/memory'
+    process.hold = directory / 'hold'
     yield process
     assert process.stop() == 0
     assert 'Traceback' not in process.output()
@@ -116,7 +120,7 @@ def test_ctrl_c_cancels_the_export_and_says_nothing_was_left(node, tmp_path):
 def test_no_wait_returns_the_goal_id_and_memory_jobs_shows_the_job(node, tmp_path):
     target = tmp_path / 'memory.backup'
     # The backup waits for its partial file's lock: in flight for as long as the test needs.
-    with partial_file_locked(target, node.process.pid):
+    with backups_held(node.hold):
         status, output = finish(console(node, 'backup', str(target), '--no-wait'))
         assert status == 0, output
         match = re.fullmatch(

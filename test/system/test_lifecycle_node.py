@@ -7,7 +7,7 @@ import re
 import signal
 
 from helpers.action_goals import ABORTED, finish
-from helpers.copy_in_flight import console_process, partial_file_locked
+from helpers.copy_in_flight import backups_held, console_process, temporary_files
 from helpers.copy_in_flight import wait_for_backup_in_flight
 from helpers.memory_services import MemoryServices, OBSERVED_TURN_WAIT, remember_request
 from helpers.raw_scan import raw_hits
@@ -16,7 +16,6 @@ from mira_memory import srv
 from mira_memory.action import Backup, Export, Verify
 from mira_memory.console import offline_tools
 from mira_memory.core.admission.rules import Proposal, TurnContext
-from mira_memory.core.archive import copies
 from mira_memory.core.store import ownership, schema
 import pytest
 
@@ -38,10 +37,13 @@ def created(output, prefix):
     return match.group(1)
 
 
-def start(memory_node, ros, database):
+def start(memory_node, ros, database, hold_copies=None):
     node = memory_node({'enabled': True, 'database_path': str(database),
-                        'robot_profile': 'Mira', **OBSERVED_TURN_WAIT}, ros=ros)
+                        'robot_profile': 'Mira', **OBSERVED_TURN_WAIT}, ros=ros,
+                       hold_copies=hold_copies)
     node.database = database
+    # Backup and export write to the default output directory, beside the database.
+    node.copies = database.with_name(database.stem + '-copies')
     return node
 
 
@@ -106,13 +108,14 @@ def copy_refused_as_busy(ros, node):
 
 def test_backup_runs_while_the_node_serves_everything_else(
         ros, memory_node, tmp_path, console_memory):
-    node = start(memory_node, ros, tmp_path / 'memory.sqlite3')
+    release = tmp_path / 'hold'
+    node = start(memory_node, ros, tmp_path / 'memory.sqlite3', hold_copies=release)
     memory = console_memory(node)
     services = MemoryServices(ros, node.prefix)
     ada = created(memory('entity', 'add', 'person', 'Ada Lovelace')[1], 'ENT')
     tea = created(memory('add', 'fact', 'Ada likes tea', '--link', f'{ada}:subject')[1], 'MEM')
-    target = tmp_path / 'backup.sqlite3'
-    with partial_file_locked(target, node.process.pid):
+    target = node.copies / 'backup.sqlite3'
+    with backups_held(release):
         backup = console_process(node, tmp_path, 'backup', str(target))
         wait_for_backup_in_flight(node, target, backup)
         assert copy_refused_as_busy(ros, node)
@@ -144,17 +147,18 @@ def test_backup_runs_while_the_node_serves_everything_else(
 def test_sigint_during_a_backup_stops_it_and_the_node_cleanly(
         ros, memory_node, tmp_path, console_memory):
     database = tmp_path / 'memory.sqlite3'
-    node = start(memory_node, ros, database)
+    release = tmp_path / 'hold'
+    node = start(memory_node, ros, database, hold_copies=release)
     memory = console_memory(node)
     created(memory('entity', 'add', 'person', 'Ada Lovelace')[1], 'ENT')
-    target = tmp_path / 'backup.sqlite3'
-    partial = copies.partial_path(target, node.process.pid)
-    with partial_file_locked(target, node.process.pid):
+    target = node.copies / 'backup.sqlite3'
+    with backups_held(release):
         backup = console_process(node, tmp_path, 'backup', str(target))
-        wait_for_backup_in_flight(node, target, backup)
+        partial = wait_for_backup_in_flight(node, target, backup)
         assert node.stop() == 0
         # The copy ended with the node: no backup, its partial file removed.
         assert not target.exists() and not partial.exists()
+        assert temporary_files(node.copies) == []
     assert 'Traceback' not in node.output()
     # No result will come (the console gives up 10 s after the node went away).
     backup.stop(first=signal.SIGKILL)
@@ -207,7 +211,7 @@ def test_backup_export_and_import_through_node_and_tools(
     for summary in ('Ada likes tea', 'Ada writes notes'):
         memory('add', 'fact', summary, '--link', f'{ada}:subject')
     assert memory('forget', 'MEM2', '--yes')[0] == 0
-    backup = tmp_path / 'backup.sqlite3'
+    backup = node.copies / 'backup.sqlite3'
     code, out, err = memory('backup', str(backup))
     assert code == 0, err
     assert out == (f'backup written: {backup} ({backup.stat().st_size} bytes)\n'
@@ -217,8 +221,11 @@ def test_backup_export_and_import_through_node_and_tools(
     assert code == 1 and err.startswith('error: exists: ') and '--force' in err
     assert memory('backup', str(backup), '--force')[0] == 0
     code, _, err = memory('backup', str(database))
-    assert (code, err) == (1, 'error: invalid_argument: the target is the database itself\n')
-    export = tmp_path / 'memory.jsonl'
+    assert (code, err) == (1, 'error: invalid_argument: the target is the database itself or '
+                              'one of its files\n')
+    code, _, err = memory('backup', str(tmp_path / 'elsewhere.sqlite3'), '--force')
+    assert code == 1 and err.startswith('error: outside_output_dirs: '), err
+    export = node.copies / 'memory.jsonl'
     code, out, err = memory('export', str(export))
     assert code == 0, err
     assert out == (f'export written: {export} ({export.stat().st_size} bytes)\n'
@@ -267,7 +274,8 @@ def test_copy_services_and_actions_declare_busy_and_exists():
                             'backend_failure', 'unavailable', 'busy', 'exists'}
     jobs = {'invalid_argument', 'disabled', 'backend_failure', 'unavailable', 'busy',
             'canceled'}
-    for action_type, also in ((Backup, {'exists'}), (Export, {'exists'}),
+    for action_type, also in ((Backup, {'exists', 'outside_output_dirs'}),
+                              (Export, {'exists', 'outside_output_dirs'}),
                               (Verify, {'not_found'})):
         declared = {value for name, value in vars(action_type.Result).items()
                     if name.startswith('ERROR_')}

@@ -15,7 +15,8 @@ import signal
 import sqlite3
 
 from helpers.action_goals import ABORTED, finish, Goal
-from helpers.copy_in_flight import console_process, partial_file_locked, wait_for_backup_in_flight
+from helpers.copy_in_flight import backups_held, console_process, temporary_files
+from helpers.copy_in_flight import wait_for_backup_in_flight
 from helpers.diagnostics_util import diagnostics, values
 from helpers.lifecycle_cli import get_state, prepare, set_state
 from helpers.memory_services import create_clients, MemoryServices, OBSERVED_TURN_WAIT
@@ -24,7 +25,6 @@ from helpers.rosutil import NodeProcess, unique_namespace
 from helpers.schema_v1 import make_version_1_database
 from mira_memory.action import Backup
 from mira_memory.core.admission.rules import Proposal, TurnContext
-from mira_memory.core.archive import copies
 from mira_memory.core.store import ownership
 import pytest
 
@@ -41,10 +41,11 @@ def managed(tmp_path):
     """Start memory_lifecycle_node processes (stopped with SIGINT after the test)."""
     started = []
 
-    def start(ros, parameters):
+    def start(ros, parameters, hold_copies=None):
         namespace = unique_namespace('lc')
         process = NodeProcess('memory_lifecycle_node', namespace=namespace,
-                              parameters=parameters, directory=tmp_path)
+                              parameters=parameters, directory=tmp_path,
+                              hold_copies=hold_copies)
         started.append((process, ros))
         process.prefix = f'{namespace}/memory'
         create_clients(ros, process.prefix)
@@ -100,7 +101,7 @@ def assert_refused(services, database):
         assert (answer.success, answer.error_code) == (False, 'unavailable'), answer
         assert 'only while active' in answer.message
     status, backup = finish(services.ros, services.prefix, 'backup',
-                            Backup.Goal(path=str(database) + '.bak'))
+                            Backup.Goal(path=str(database.with_name('memory-copies') / 'b.bak')))
     assert (status, backup.success, backup.error_code) == (ABORTED, False, 'unavailable')
     assert 'only while active' in backup.message
     assert (rows(database), rows(database, 'entities'), rows(database, 'pending')) == before
@@ -188,15 +189,15 @@ def test_deactivate_refuses_a_remember_and_writes_nothing(ros, managed, tmp_path
 
 def test_deactivate_stops_a_backup_in_flight_and_answers_its_caller(ros, managed, tmp_path):
     database = tmp_path / 'memory.sqlite3'
-    node = managed(ros, {'enabled': True, 'database_path': str(database)})
+    release = tmp_path / 'hold'
+    node = managed(ros, {'enabled': True, 'database_path': str(database)}, hold_copies=release)
     assert set_state(ros, node.prefix, 'configure')
     assert set_state(ros, node.prefix, 'activate')
     MemoryServices(ros, node.prefix).entity('Ada Lovelace')
-    target = tmp_path / 'backup.sqlite3'
-    partial = copies.partial_path(target, node.process.pid)
-    with partial_file_locked(target, node.process.pid):
+    target = tmp_path / 'memory-copies' / 'backup.sqlite3'
+    with backups_held(release):
         backup = console_process(node, tmp_path, 'backup', str(target))
-        wait_for_backup_in_flight(node, target, backup)
+        partial = wait_for_backup_in_flight(node, target, backup)
         assert set_state(ros, node.prefix, 'deactivate')
         code = backup.wait(timeout=60)
         assert not partial.exists()
@@ -298,14 +299,14 @@ def test_shutdown_from_any_state_closes_everything(ros, managed, tmp_path, reach
 
 
 def _backup_goal_in_flight(ros, node, tmp_path):
-    """Send a backup goal that stays in flight (its partial file is locked); return it."""
-    target = tmp_path / 'backup.sqlite3'
+    """Send a backup goal that stays in flight (backups_held); return it and its target."""
+    target = tmp_path / 'memory-copies' / 'backup.sqlite3'
     goal = Goal(ros, node.prefix, 'backup', Backup.Goal(path=str(target)))
-    partial = str(copies.partial_path(target, node.process.pid))
     fds = pathlib.Path(f'/proc/{node.process.pid}/fd')
 
     def partial_open():
-        return any(os.path.realpath(fd) == partial for fd in fds.iterdir())
+        return any(os.path.realpath(fd).startswith(f'{target.parent}/.{target.name}.')
+                   for fd in fds.iterdir())
     goal.wait_for(partial_open, 'the backup writing its partial file')
     return goal, target
 
@@ -315,19 +316,19 @@ def _backup_goal_in_flight(ros, node, tmp_path):
 def test_a_transition_cancels_a_running_goal_and_removes_its_partial_file(
         ros, managed, tmp_path, transition, said):
     database = tmp_path / 'memory.sqlite3'
-    node = managed(ros, {'enabled': True, 'database_path': str(database)})
+    release = tmp_path / 'hold'
+    node = managed(ros, {'enabled': True, 'database_path': str(database)}, hold_copies=release)
     assert set_state(ros, node.prefix, 'configure')
     assert set_state(ros, node.prefix, 'activate')
     MemoryServices(ros, node.prefix).entity('Ada Lovelace')
-    target = tmp_path / 'backup.sqlite3'
-    with partial_file_locked(target, node.process.pid):
+    with backups_held(release):
         goal, target = _backup_goal_in_flight(ros, node, tmp_path)
         try:
             assert set_state(ros, node.prefix, transition)
             status, result = goal.result(timeout=60)
         finally:
             goal.close()
-        assert not copies.partial_path(target, node.process.pid).exists()
+        assert temporary_files(target.parent) == []
     assert (status, result.success, result.error_code) == (ABORTED, False, 'canceled')
     assert result.message == f'backup canceled (the memory node was {said}); nothing was written'
     assert not target.exists()
@@ -338,17 +339,17 @@ def test_a_transition_cancels_a_running_goal_and_removes_its_partial_file(
 @pytest.mark.parametrize('sent', [signal.SIGINT, signal.SIGTERM], ids=['SIGINT', 'SIGTERM'])
 def test_a_signal_stops_the_node_promptly_while_a_goal_runs(ros, managed, tmp_path, sent):
     database = tmp_path / 'memory.sqlite3'
-    node = managed(ros, {'enabled': True, 'database_path': str(database)})
+    release = tmp_path / 'hold'
+    node = managed(ros, {'enabled': True, 'database_path': str(database)}, hold_copies=release)
     assert set_state(ros, node.prefix, 'configure')
     assert set_state(ros, node.prefix, 'activate')
     MemoryServices(ros, node.prefix).entity('Ada Lovelace')
-    target = tmp_path / 'backup.sqlite3'
-    with partial_file_locked(target, node.process.pid):
+    with backups_held(release):
         goal, target = _backup_goal_in_flight(ros, node, tmp_path)
         goal.close()
         # NodeProcess.stop fails the test unless this one signal ends the process.
         assert node.stop(sent) == 0
-        assert not copies.partial_path(target, node.process.pid).exists()
+        assert temporary_files(target.parent) == []
     assert not target.exists()
     assert 'Traceback' not in node.output() and not error_lines(node.output())
     assert_file_is_free(database)

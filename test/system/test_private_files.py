@@ -50,8 +50,9 @@ def test_the_node_creates_every_file_0600_and_its_directories_0700(memory_node, 
              database.with_name('memory.sqlite3-shm')]
     assert {path.name: oct(mode(path)) for path in files} == {
         path.name: oct(0o600) for path in files}
-    copies = tmp_path / 'copies'
-    copies.mkdir(mode=0o755)
+    # The default output directory of backup and export, made 0700 like the others.
+    copies = database.with_name('memory-copies')
+    assert oct(mode(copies)) == oct(0o700)
     for action_type, command in ((Backup, 'backup'), (Export, 'export')):
         target = copies / command
         _, answer = finish(ros, node.prefix, command, action_type.Goal(path=str(target)))

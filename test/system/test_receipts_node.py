@@ -8,7 +8,7 @@ import sqlite3
 import subprocess
 
 from helpers.action_goals import ABORTED, finish, without_progress
-from helpers.copy_in_flight import console_process, partial_file_locked
+from helpers.copy_in_flight import backups_held, console_process
 from helpers.copy_in_flight import wait_for_backup_in_flight
 from helpers.diagnostics_util import diagnostics, values
 from helpers.memory_services import database_fingerprint, MemoryServices, OBSERVED_TURN_WAIT
@@ -47,9 +47,10 @@ def fact(kind, subject, predicate, value, evidence):
                     related_entity=None, related_role=None, evidence=evidence)
 
 
-def start(memory_node, ros, database):
+def start(memory_node, ros, database, hold_copies=None):
     node = memory_node({'enabled': True, 'database_path': str(database),
-                        'robot_profile': 'Mira', **OBSERVED_TURN_WAIT}, ros=ros)
+                        'robot_profile': 'Mira', **OBSERVED_TURN_WAIT}, ros=ros,
+                       hold_copies=hold_copies)
     node.services = MemoryServices(ros, node.prefix)
     return node
 
@@ -167,11 +168,12 @@ def test_show_and_verify_online_then_after_a_rules_change(ros, memory_node, tmp_
 def test_verify_is_busy_while_a_backup_runs_and_offline_verify_while_the_node_runs(
         ros, memory_node, tmp_path, console_memory):
     database = tmp_path / 'memory.sqlite3'
-    node = start(memory_node, ros, database)
+    release = tmp_path / 'hold'
+    node = start(memory_node, ros, database, hold_copies=release)
     console = console_memory(node)
     seed(node, console)
-    target = tmp_path / 'backup.sqlite3'
-    with partial_file_locked(target, node.process.pid):
+    target = tmp_path / 'memory-copies' / 'backup.sqlite3'
+    with backups_held(release):
         backup = console_process(node, tmp_path, 'backup', str(target))
         wait_for_backup_in_flight(node, target, backup)
         status, answer = finish(ros, node.prefix, 'verify', Verify.Goal())

@@ -231,10 +231,11 @@ def test_an_export_holds_pending_items_only_with_the_flag(ros, memory_node, tmp_
                                                           console_memory):
     node, console = seeded(memory_node, ros, tmp_path, console_memory)
     say(node, HEDGED)
-    ok(console, 'export', str(tmp_path / 'plain.jsonl'))
-    assert 'Maybe' not in (tmp_path / 'plain.jsonl').read_text()
-    ok(console, 'export', str(tmp_path / 'full.jsonl'), '--with-pending')
-    records = [json.loads(line) for line in (tmp_path / 'full.jsonl').read_text().splitlines()]
+    copies = tmp_path / 'memory-copies'  # the default output directory
+    ok(console, 'export', str(copies / 'plain.jsonl'))
+    assert 'Maybe' not in (copies / 'plain.jsonl').read_text()
+    ok(console, 'export', str(copies / 'full.jsonl'), '--with-pending')
+    records = [json.loads(line) for line in (copies / 'full.jsonl').read_text().splitlines()]
     assert [r['utterance'] for r in records if r['type'] == 'pending'] == [HEDGED[0]]
 
 

@@ -222,10 +222,11 @@ def test_backup_refuses_bad_targets(store, target):
 
 @pytest.mark.parametrize('copy', [copies.backup, copies.export])
 @pytest.mark.parametrize('force', [False, True])
-@pytest.mark.parametrize('suffix', ['', '-wal'])
+@pytest.mark.parametrize('suffix', ['', '-wal', '-shm', '-journal'])
 def test_copies_refuse_the_database_itself_and_never_offer_force(store, copy, force, suffix):
     before = store.path.read_bytes()
-    with pytest.raises(InvalidInputError, match='^the target is the database itself$'):
+    with pytest.raises(InvalidInputError,
+                       match='^the target is the database itself or one of its files$'):
         copy(str(store.path), str(store.path) + suffix, force=force)
     assert store.path.read_bytes() == before
 

@@ -9,7 +9,7 @@ import struct
 import termios
 
 from mira_memory.console.progress import ProgressDisplay
-from mira_memory.core.archive import copies, verify
+from mira_memory.core.archive import copies, importing, verify
 from mira_memory.core.archive.progress import Meter, Progress
 
 
@@ -97,7 +97,7 @@ def test_every_job_reports_its_phase_to_the_end(tmp_path, store):
     copies.backup(str(store.path), str(tmp_path / 'b.sqlite3'), progress=seen['backup'].append)
     copies.export(str(store.path), str(tmp_path / 'e.jsonl'), progress=seen['export'].append)
     with open(tmp_path / 'e.jsonl', encoding='utf-8') as lines:
-        copies.import_export(tmp_path / 'i.sqlite3', lines, progress=seen['import'].append)
+        importing.import_export(tmp_path / 'i.sqlite3', lines, progress=seen['import'].append)
     verify.verify(str(store.path), progress=seen['verify'].append)
     assert {name: (reports[-1].phase, reports[-1].done == reports[-1].total)
             for name, reports in seen.items()} == {

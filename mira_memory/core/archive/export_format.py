@@ -3,7 +3,7 @@
 The shapes of an export's lines, as pydantic models: what import checks first.
 
 Exactly the export's fields, each of its JSON type, ids positive integers
-(v1 API, core/pydantic_compat.py). They check the shape only; the store's
+that SQLite can hold (v1 API, core/pydantic_compat.py). They check the shape only; the store's
 own rules (normal forms, references, order) are checked by archive's
 importer, and SQLite's CHECK constraints stay the last word on formats
 (created_at). Only import loads this module: the memory node, which backs
@@ -23,8 +23,12 @@ class ShapeError(ValueError):
     """A line does not have the shape of its record type; the message says how."""
 
 
+# SQLite's largest integer: the largest id or sequence a store can hold.
+MAX_INTEGER = 2**63 - 1
+
+
 def _positive(cls, value):
-    if value is not None and value < 1:
+    if value is not None and not 1 <= value <= MAX_INTEGER:
         raise ValueError('must be a positive integer')
     return value
 
@@ -242,14 +246,15 @@ class _Header(Model):
         # (Without a supported version there is nothing to compare with: that
         # error is the one reported, as it comes first.)
         names = _COUNTED_BY_VERSION.get(values.get('schema_version'), set())
-        if min(counts.values(), default=0) < 0 or set(counts) - {'pending'} != names:
+        if not all(0 <= count <= MAX_INTEGER for count in counts.values()) or set(
+                counts) - {'pending'} != names:
             raise ValueError('header counts are missing or malformed')
         return counts
 
     @validator('sequences')
     def _sequences(cls, sequences):
-        if min(sequences.values(), default=0) < 0 or not set(sequences) <= set(
-                schema.ID_TABLES):
+        if not all(0 <= seq <= MAX_INTEGER for seq in sequences.values()) or not set(
+                sequences) <= set(schema.ID_TABLES):
             raise ValueError('header sequences are malformed')
         return sequences
 
