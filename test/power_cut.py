@@ -10,7 +10,7 @@ SIGKILL at the end.
 Sweep replays the recording and cuts the power at chosen points (before and
 after every sync, before every truncate and name operation), with three
 disks per cut: nothing pending reached the disk, all of it did, or a random
-part of it with a torn last sector (faultfs.Disk). Each disk is reopened
+part of it with torn writes (faultfs.Disk). Each disk is reopened
 the way a restarted node opens it (durability.reopen: MemoryService's
 claim, create, schema check, reader), then checked:
 - PRAGMA integrity_check and foreign_key_check pass, and memory_verify
