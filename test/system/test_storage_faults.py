@@ -296,6 +296,8 @@ def test_a_failing_directory_sync_while_creating_the_database_directory_is_refus
     output = node.output()
     errors = [line for line in output.splitlines() if '[ERROR]' in line]
     assert (code, len(errors), 'Traceback' in output) == (1, 1, False), output
-    assert f'cannot create database directory: [Errno {error}] {os.strerror(error)}' in errors[0]
+    assert errors[0].endswith(
+        f'cannot open persistent memory at {database}: cannot create the database directory '
+        f'{database.parent}: {os.strerror(error)}'), errors
     assert recording.injected() == 1
     assert not database.exists()

@@ -241,3 +241,20 @@ def test_a_random_cut_may_keep_or_tear_any_sector_of_any_unsynced_write(recordin
     # a disk that held another sector of that same write.
     assert torn == {(number, sector) for number, sector in every
                     if len(_sectors(UNSYNCED_WRITES[number])) > 1}
+
+
+@pytest.mark.parametrize('error', [errno.EIO, errno.ENOSPC], ids=['EIO', 'ENOSPC'])
+def test_a_failing_directory_sync_while_the_store_creates_its_directory_is_refused(
+        recording, error):
+    recording.fail(faultfs.DIRECTORY_SYNC, error)
+    answer = run_child(recording, """
+        import sys
+        from mira_memory.core.store import BackendError, MemoryStore
+        try:
+            MemoryStore.open(sys.argv[1] + '/robot/memory/memory.sqlite3', create_parent=True)
+        except BackendError as error:
+            print(error)
+    """)
+    assert answer == f'cannot create database directory: [Errno {error}] {os.strerror(error)}\n'
+    assert recording.injected() == 1
+    assert not (recording.root / 'robot' / 'memory' / 'memory.sqlite3').exists()
