@@ -243,6 +243,7 @@ class Workload:
             deadline = time.monotonic() + delay
             while time.monotonic() < deadline and not future.done():
                 executor.spin_once(timeout_sec=max(0.0, deadline - time.monotonic()))
+            event.detail['killed_ns'] = time.monotonic_ns()
             self.node.process.kill()
             self.node.process.wait()
             # A reply already on its way may still arrive; none can come later.
