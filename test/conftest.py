@@ -106,7 +106,7 @@ SLOW_FILES_S = {
     'test/system/test_bench_quick.py': 39,
     'test/system/test_storage_faults.py': 33,
     'test/system/test_crash_restart.py': 49,
-    'test/system/test_sigterm_under_load.py': 26,
+    'test/system/test_sigterm_under_load.py': 37,
     'test/system/test_security_policy.py': 25,
     'test/system/test_managed_memory_node.py': 23,
     'test/system/test_receipts_node.py': 23,
