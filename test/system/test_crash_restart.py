@@ -30,9 +30,7 @@ import collections
 import os
 import random
 
-import durability
-import faultfs
-import power_cut
+from helpers import durability, faultfs, power_cut
 import pytest
 
 pytestmark = pytest.mark.ros

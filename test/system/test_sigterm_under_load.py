@@ -22,9 +22,9 @@ import os
 import signal
 import time
 
+from helpers.rosutil import NodeProcess, unique_namespace
 from mira_memory.simulation import processes
 import pytest
-from rosutil import NodeProcess, unique_namespace
 
 pytestmark = pytest.mark.ros
 

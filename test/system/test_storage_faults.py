@@ -29,11 +29,9 @@ import errno
 import os
 import random
 
-import durability
-import faultfs
-import power_cut
+from helpers import durability, faultfs, power_cut
+from helpers.rosutil import NodeProcess, unique_namespace
 import pytest
-from rosutil import NodeProcess, unique_namespace
 
 pytestmark = pytest.mark.ros
 
