@@ -62,6 +62,8 @@ _RECORD = struct.Struct('<IHHiiQQqIIII')
 _CONTROL = struct.Struct('<IiiIi108s')  # kinds, error, remaining, injected, after, match
 _CONTROL_SIZE = 128
 SECTOR = 512
+# SQLite's WAL format: a 32-byte file header, then frames of a 24-byte header and a page.
+WAL_HEADER, WAL_FRAME_HEADER = 32, 24
 # Under the 'random' policy, how often a write that reached the disk is torn.
 TORN_CHANCE = 0.25
 # SQLite's shared-memory WAL index: rebuilt after a crash, never read from disk as truth.
@@ -508,12 +510,27 @@ def state_digest(contents):
     return digest.hexdigest()
 
 
+def is_commit_frame(operation, wal):
+    """
+    Return True for the write of a WAL commit frame's header (the page comes next).
+
+    SQLite's WAL: a 32-byte file header, then frames of a 24-byte header and
+    a page; a frame header's second field, the database size after the
+    commit, is not 0 only in a transaction's last frame.
+    """
+    return (operation.op == OP_WRITE and operation.path == wal
+            and len(operation.data) == WAL_FRAME_HEADER and operation.offset >= WAL_HEADER
+            and int.from_bytes(operation.data[4:8], 'big') != 0)
+
+
 def cut_points(operations, sample=None, seed=0):
     """
     Return the cut points of a recording: {index: kind}; a cut at i loses operations i onward.
 
     Every sync (cut just before it: the most is pending; just after it),
-    every truncate and every name operation, and the end of the recording.
+    every truncate and every name operation, right after every WAL commit
+    frame (a commit written, its sync not yet begun, or none of its own),
+    and the end of the recording.
     kind names the operation the cut comes before (or 'end'). sample: keep
     that many, spread over every kind, chosen with seed.
     """
@@ -528,6 +545,8 @@ def cut_points(operations, sample=None, seed=0):
             after = operation.index + 1
             points.setdefault(after, point_kind(operations[after])
                               if after < len(operations) else 'end')
+        if operation.path.endswith('-wal') and is_commit_frame(operation, operation.path):
+            points.setdefault(operation.index + 2, 'after a commit frame')
     points.setdefault(len(operations), 'end')
     if sample is None or sample >= len(points):
         return points

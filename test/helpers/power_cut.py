@@ -61,10 +61,6 @@ def record(root, directory):
 # The sweep ------------------------------------------------------------------
 
 
-# SQLite's WAL format: a 32-byte file header, then frames of a 24-byte header and a page.
-WAL_HEADER, WAL_FRAME_HEADER = 32, 24
-
-
 @dataclasses.dataclass
 class Figures:
     """What a sweep tried and found."""
@@ -181,13 +177,9 @@ class Sweep:
             operation.index + 1 for operation in self.operations
             if operation.op == faultfs.OP_SYNC and operation.path == wal}
         # A commit without a sync of its own (a kept refusal's) is a state
-        # too: right after its commit frame (a frame header whose second
-        # field, the database size after the commit, is not 0, then the page).
-        commit_points |= {
-            operation.index + 2 for operation in self.operations
-            if operation.op == faultfs.OP_WRITE and operation.path == wal
-            and len(operation.data) == WAL_FRAME_HEADER and operation.offset >= WAL_HEADER
-            and int.from_bytes(operation.data[4:8], 'big') != 0}
+        # too: right after its commit frame and page are written.
+        commit_points |= {operation.index + 2 for operation in self.operations
+                          if faultfs.is_commit_frame(operation, wal)}
         states = []
         disk = faultfs.Disk(self.recording.initial)
         for index in range(len(self.operations) + 1):
