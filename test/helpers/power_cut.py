@@ -8,7 +8,8 @@ retire, forget, backup and export, a clean restart in the middle and a
 SIGKILL at the end.
 
 Sweep replays the recording and cuts the power at chosen points (before and
-after every sync, before every truncate and name operation), with three
+after every sync, before every truncate and name operation, right after
+every WAL commit frame: faultfs.cut_points), with three
 disks per cut: nothing pending reached the disk, all of it did, or a random
 part of it with torn writes (faultfs.Disk). Each disk is reopened
 the way a restarted node opens it (durability.reopen: MemoryService's
