@@ -8,6 +8,7 @@ import pathlib
 import random
 
 from mira_memory.ros import type_support
+from mira_memory.simulation import processes
 import pytest
 
 # The suite's own process loads interfaces as the product's processes do
@@ -26,6 +27,28 @@ _WORKER = os.environ.get('PYTEST_XDIST_WORKER', '')
 if _WORKER.startswith('gw') and 'MIRA_WORKER_DOMAIN_SET' not in os.environ:
     os.environ['ROS_DOMAIN_ID'] = str(int(os.environ['ROS_DOMAIN_ID']) + int(_WORKER[2:]))
     os.environ['MIRA_WORKER_DOMAIN_SET'] = '1'
+
+
+# Every process a test starts through the harness (simulation/processes.py:
+# NodeProcess, the Simulation's nodes, console processes) dies with this
+# pytest process, even when pytest itself is killed: no orphaned node.
+processes.Process.die_with_parent = True
+
+
+@pytest.fixture(scope='module', autouse=True)
+def no_process_outlives_its_module():
+    """
+    Stop every process a test module left running, and fail the module for it.
+
+    Set up before the module's other fixtures, so it ends after all of them:
+    what still runs then was started by a test or fixture that failed to
+    stop it (a constructor that raised half way, a missing finally).
+    """
+    yield
+    left = processes.stop_still_running()
+    if left:
+        pytest.fail('processes left running by this module (now stopped): ' + ', '.join(
+            f'{process.name} pid {process.pid}' for process in left))
 
 
 # The store's clock in core tests, so created_at is a known string.
@@ -116,7 +139,8 @@ def pytest_runtest_logreport(report):
 
 
 def pytest_sessionfinish(session):
-    """Merge this run's seconds per file into the record (not in an xdist worker)."""
+    """Stop what still runs (a session fixture's leak); record this run's seconds per file."""
+    processes.stop_still_running()
     if not _seconds_this_run or hasattr(session.config, 'workerinput'):
         return
     seconds = {**_recorded_seconds(),

@@ -12,11 +12,13 @@ error codes as every admin command).
 
 While a job runs a timer publishes its feedback every FEEDBACK_PERIOD_SEC
 (phase, items done of total, bytes written, elapsed, an estimate of the
-time left: core.archive.progress). A cancel request stops the job within
+time left: core.archive.progress). An accepted cancel stops the job within
 a second; the goal ends CANCELED with error_code canceled and the job's
-partial file removed. Deactivate, cleanup and shutdown of the managed node
-stop the job the same way (CopyWorker.stop); its goal ends ABORTED with
-error_code canceled, as Nav2's servers abort their goals on deactivate.
+partial file removed. A cancel that comes once the job has passed its
+commit point (memory/copy_worker.py) is refused, and the goal succeeds.
+Deactivate, cleanup and shutdown of the managed node stop the job the same
+way (CopyWorker.stop); its goal ends ABORTED with error_code canceled, as
+Nav2's servers abort their goals on deactivate.
 """
 
 import time
@@ -51,9 +53,12 @@ class AdminActions:
         self._servers = []
 
     def _on_cancel(self, goal_handle):
-        # The job stops within a second; its execute coroutine ends the goal.
-        self._node._copies.cancel(_goal_id(goal_handle))
-        return CancelResponse.ACCEPT
+        # An accepted cancel stops the job within a second and its execute
+        # coroutine ends the goal CANCELED; a job past its commit point
+        # (copy_worker) refuses it and its goal succeeds.
+        if self._node._copies.cancel(_goal_id(goal_handle)):
+            return CancelResponse.ACCEPT
+        return CancelResponse.REJECT
 
     def _execute_callback(self, name):
         async def execute(goal_handle):
@@ -104,7 +109,8 @@ class AdminActions:
                     request, 'include_pending', False) else {}
                 copied = await node._copies.run(
                     name, goal_id, meter, work, str(service.store.path), request.path,
-                    force=request.force, directories=node.output_dirs, **private)
+                    force=request.force, directories=node.output_dirs,
+                    may_publish=node._copies.may_publish, **private)
                 seconds = time.perf_counter() - started
                 # !r: the path is the caller's text; a newline or an escape
                 # sequence in it must not forge a log line.

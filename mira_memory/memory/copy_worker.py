@@ -20,10 +20,18 @@ while the execute coroutine that waits for it still holds its group.
 cancel() asks the running job to stop and returns at once (the coroutine
 then gets the job's CopyStoppedError); stop() also waits for the thread,
 for deactivate, cleanup, shutdown and the node's destroy.
+
+A cancel and the end of a job can cross. The job has one commit point: a
+backup or export just before its file is put in place (copies' may_publish),
+any job when its work returns. Under one lock, a stop that comes before that
+point wins (nothing is written, the goal ends CANCELED) and a cancel that
+comes after it is refused (cancel() returns False, the goal ends SUCCEEDED):
+an accepted cancel always means nothing was written.
 """
 
 import threading
 
+from mira_memory.core.archive.copies import CopyStoppedError
 from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.task import Future
 
@@ -71,10 +79,23 @@ class CopyWorker:
         return job.outcome()
 
     def cancel(self, goal_id):
-        """Ask the job of goal_id to stop, if it is the running one; return at once."""
+        """
+        Ask the job of goal_id to stop; return at once, True when the stop will count.
+
+        False when goal_id's job is not running or has passed its commit
+        point: its goal is about to succeed, nothing can take that back.
+        """
         job = self._job
-        if job is not None and job.goal_id == goal_id:
-            job.stop.set()
+        return job is not None and job.goal_id == goal_id and job.request_stop()
+
+    def may_publish(self):
+        """
+        Pass the running job's commit point: True unless a stop came first (then False).
+
+        Called on the job's thread by a backup or export just before its file
+        is put in place (copies' may_publish); no cancel counts after it.
+        """
+        return self._job.commit()
 
     def stop(self, because='the memory node stopped'):
         """
@@ -91,7 +112,7 @@ class CopyWorker:
         job = self._job
         if job is not None:
             self.stopped_because = because
-            job.stop.set()
+            job.request_stop()
             job.thread.join()
             if not job.done.done():
                 job.done.set_result(None)
@@ -111,15 +132,37 @@ class _Job:
         self.done = Future()
         self.stop = threading.Event()
         self.ended = threading.Event()
+        # Orders a stop against the commit point (the module's docstring).
+        self._commit_lock = threading.Lock()
+        self._committed = False
         self._result = self._error = None
         self._finished = finished
         self.thread = threading.Thread(
             target=self._run, args=(work, args, kwargs), name=f'memory-{name}')
 
+    def request_stop(self):
+        """Stop the job unless it has passed its commit point; return whether it will stop."""
+        with self._commit_lock:
+            if not self._committed:
+                self.stop.set()
+            return not self._committed
+
+    def commit(self):
+        """Pass the commit point unless a stop came first; return whether it passed."""
+        with self._commit_lock:
+            if not self.stop.is_set():
+                self._committed = True
+            return self._committed
+
     def _run(self, work, args, kwargs):
         try:
-            self._result = work(*args, should_stop=self.stop.is_set,
-                                progress=self.meter.report, **kwargs)
+            result = work(*args, should_stop=self.stop.is_set,
+                          progress=self.meter.report, **kwargs)
+            # A job that writes passed its commit point already; any other
+            # (verify) passes it here, or its result is dropped for the stop.
+            if not self.commit():
+                raise CopyStoppedError(f'{self.name} stopped; its result was dropped')
+            self._result = result
         except Exception as error:  # raised to the awaiting coroutine by outcome()
             self._error = error
         self.ended.set()

@@ -147,6 +147,11 @@ class MemoryService(AdminHandlers):
         try:
             # A directory the node creates is 0700, the file 0600 (core/store/private_files.py).
             private_files.make_directories(path.parent)
+        except OSError as error:
+            raise StartupError(
+                f'cannot open persistent memory at {path}: cannot create the database '
+                f'directory {path.parent}: {error.strerror}') from None
+        try:
             return ownership.claim(str(path))
         except ownership.DatabaseBusyError as error:
             raise StartupError(f'cannot open persistent memory: {error}') from None

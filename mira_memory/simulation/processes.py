@@ -11,15 +11,22 @@ The demo, the tests and the bench all run real processes the same way:
   answering); a process that exits or stays unready fails with its exit code
   and the tail of its log;
 - stop sends SIGINT (or the signal asked for), then SIGTERM, then SIGKILL,
-  each after a timeout without an exit, and records which one it ended on.
+  each after a timeout without an exit, and records which one it ended on;
+- every process started and not yet seen to exit is listed (still_running),
+  so a caller that failed half way can still stop all of them;
+- with Process.die_with_parent set (the tests set it), the kernel sends a
+  process SIGTERM when the process that started it dies, however it dies:
+  a harness killed with SIGKILL leaves no node running behind it.
 
 Plain standard library, no ROS: the bench and the ROS-free tests load it too.
 """
 
+import ctypes
 import functools
 import pathlib
 import signal
 import subprocess
+import sys
 import time
 
 # A deadline against a hang, not a timing: a node stops within a second or two.
@@ -30,12 +37,45 @@ TAIL_CHARACTERS = 4000
 POLL_INTERVAL_S = 0.05
 
 
+# prctl(2) option: the signal a process gets when its parent thread ends.
+_PR_SET_PDEATHSIG = 1
+_started = []  # every Process started, until it is seen to have exited
+
+
 class ProcessError(RuntimeError):
     """A process exited, or stayed unready, while something waited for it."""
 
 
+def still_running():
+    """Return the Processes started in this process that have not exited yet."""
+    _started[:] = [process for process in _started if process.process.poll() is None]
+    return list(_started)
+
+
+def stop_still_running(timeout=STOP_TIMEOUT_S):
+    """Stop every Process that is still running; return them (a leak to report)."""
+    left = still_running()
+    for process in left:
+        # The harness's own stop: SIGINT, SIGTERM, SIGKILL, whatever a subclass adds.
+        Process.stop(process, timeout=timeout)
+    return left
+
+
+# Looked up once here: the child, between fork and exec, only calls it.
+_prctl = ctypes.CDLL(None).prctl if sys.platform.startswith('linux') else None
+
+
+def _die_with_parent():
+    if _prctl is not None:
+        _prctl(_PR_SET_PDEATHSIG, int(signal.SIGTERM), 0, 0, 0)
+
+
 class Process:
     """One process started by the harness, its output in log_path."""
+
+    # The tests set it: every process they start dies with the test run
+    # (PR_SET_PDEATHSIG, Linux), even when the run itself is killed.
+    die_with_parent = False
 
     def __init__(self, argv, log_path, *, name=None, env=None, cwd=None, append=False,
                  stdin=None, stdout=None):
@@ -57,7 +97,9 @@ class Process:
             self.process = subprocess.Popen(
                 self.command, stdin=stdin, stdout=log if stdout is None else stdout,
                 stderr=subprocess.STDOUT if stdout is None else log, env=env, cwd=cwd,
-                text=True, start_new_session=True)
+                text=True, start_new_session=True,
+                preexec_fn=_die_with_parent if self.die_with_parent else None)
+        _started.append(self)
 
     def __enter__(self):
         return self

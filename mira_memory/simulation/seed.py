@@ -14,6 +14,12 @@ entity is not created again, and only its missing aliases are added, so a
 second run on a persistent database creates no duplicates. Exit 0 when every
 entity and alias exists; exit 1 on any failure (memory node missing, a name
 resolving to several entities, a refused call, a parameter of the wrong type).
+
+The seed starts together with the memory node, so its first call waits for
+that node to come up, which on a loaded machine takes far longer than one
+call (MEMORY_NODE_START_SEC). Its reads are sent again until a reply comes:
+a reply is dropped while the node has not yet discovered the seed's reply
+reader. Writes are sent once, each within call_timeout_sec.
 """
 
 import sys
@@ -26,6 +32,13 @@ from mira_memory.ros import parameters
 from mira_memory.ros.operator_topics import spin_until
 from mira_memory.srv import AdminAliasAdd, AdminEntityAdd, AdminEntityFind
 from rclpy.node import Node
+
+# How long the first call waits for the memory node that starts alongside the
+# seed: its start (imports, store open) took over 10 s with 5 test workers on
+# 2 cores; a node that does not answer within a minute is not coming.
+MEMORY_NODE_START_SEC = 60.0
+# A read without a reply by then is sent again (clients.call resends once inside).
+READ_ATTEMPT_SEC = 2.0
 
 
 class SeedFailed(RuntimeError):
@@ -43,7 +56,8 @@ class Seed(Node):
              'Memory node whose admin services perform the seed; relative names resolve '
              "in this node's namespace."),
             ('call_timeout_sec', 10.0,
-             'Deadline of one admin call, including waiting for the memory node.'),
+             'Deadline of one admin call; the first waits up to a minute for the memory '
+             'node to start.'),
         ))
         if not self.settings['scenario_file']:
             raise SeedFailed('parameter scenario_file is required')
@@ -55,6 +69,7 @@ class Seed(Node):
         self._entity_find = self.create_client(AdminEntityFind, f'{memory}/admin/entity_find')
         self._entity_add = self.create_client(AdminEntityAdd, f'{memory}/admin/entity_add')
         self._alias_add = self.create_client(AdminAliasAdd, f'{memory}/admin/alias_add')
+        self._answered = False  # whether the memory node has answered a call yet
 
     def run(self, executor):
         """Seed every entity and alias (outside any callback, driving executor)."""
@@ -83,16 +98,43 @@ class Seed(Node):
         self.get_logger().info('seed complete')
 
     def _call(self, client, request):
-        timeout = self.settings['call_timeout_sec']
-        deadline = time.monotonic() + timeout
-        if not spin_until(self._executor, client.service_is_ready, timeout):
-            raise SeedFailed(f'service {client.srv_name} is not available')
-        response = clients.call(self._executor, client, request, deadline)
-        if response is None:
-            raise SeedFailed(f'service {client.srv_name} did not answer in time')
+        if client is self._entity_find:
+            response = self._read(client, request)
+        else:
+            # A write is sent once: repeating it could write twice.
+            timeout = self.settings['call_timeout_sec']
+            deadline = time.monotonic() + timeout
+            if not spin_until(self._executor, client.service_is_ready, timeout):
+                raise SeedFailed(f'service {client.srv_name} is not available')
+            response = clients.call(self._executor, client, request, deadline)
+            if response is None:
+                raise SeedFailed(f'service {client.srv_name} did not answer in time')
         if not response.success:
             raise SeedFailed(f'{client.srv_name}: {response.error_code}: {response.message}')
         return response
+
+    def _read(self, client, request):
+        """
+        Send a read until one reply comes; SeedFailed when none by its deadline.
+
+        The first read waits MEMORY_NODE_START_SEC (the node starts with the
+        seed), every later one call_timeout_sec.
+        """
+        timeout = (self.settings['call_timeout_sec'] if self._answered
+                   else max(MEMORY_NODE_START_SEC, self.settings['call_timeout_sec']))
+        deadline = time.monotonic() + timeout
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise SeedFailed(f'service {client.srv_name} did not answer within {timeout:g} s')
+            if not client.service_is_ready():
+                spin_until(self._executor, client.service_is_ready, left)
+                continue
+            response = clients.call(self._executor, client, request,
+                                    time.monotonic() + min(READ_ATTEMPT_SEC, left))
+            if response is not None:
+                self._answered = True
+                return response
 
 
 def main(args=None):

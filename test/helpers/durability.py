@@ -42,6 +42,7 @@ from mira_memory.core.store import NewMemory, parse_entity_id, parse_memory_id
 DATABASE = 'memory/memory.sqlite3'  # under the recording's root; the node creates memory/
 COPIES = 'copies'                   # the backups' and exports' directory, under the root
 SUBJECTS = ('Ada Lovelace', 'Bob Stone')
+KEPT_SUBJECT = 'Carol Quimby'  # never an entity: her remembers are kept for review
 ROBOT_PROFILE = 'Mira'
 # Made-up words, so a forgotten value is found in the raw bytes only if it is still there.
 WORDS = ('quorvish', 'plumwort', 'zendrik', 'velkor', 'brastle', 'ommerin')
@@ -95,6 +96,16 @@ def remember_call(number):
         Proposal('preference', subject, f'likes_{number}', value, None, None, evidence))
 
 
+def kept_refusal_call(number):
+    """Return the number-th kept refusal's Remember: its subject is no entity."""
+    value = f'{WORDS[number % len(WORDS)]} kept {tag(number)}'
+    evidence = f'{KEPT_SUBJECT} really likes {value}'
+    return remember_request(
+        TurnContext('power-cut', f'kept-{number}', f'By the way, {evidence}, these days.'),
+        Proposal('preference', KEPT_SUBJECT, f'likes_kept_{number}', value, None, None,
+                 evidence))
+
+
 def report(name, lines):
     """Print a sweep's figures, and keep them under $MIRA_SWEEP_REPORT when it is set."""
     text = '\n'.join(lines)
@@ -127,6 +138,7 @@ class Workload:
         self.services = None
         self.remembered = {}  # number -> MEM id
         self.remembers = 0
+        self.kept = 0  # refusals kept for review
 
     # The node -----------------------------------------------------------------
 
@@ -244,6 +256,7 @@ class Workload:
             deadline = time.monotonic() + delay
             while time.monotonic() < deadline and not future.done():
                 executor.spin_once(timeout_sec=max(0.0, deadline - time.monotonic()))
+            event.detail['killed_ns'] = time.monotonic_ns()
             self.node.process.kill()
             self.node.process.wait()
             # A reply already on its way may still arrive; none can come later.
@@ -260,6 +273,24 @@ class Workload:
         self.events.append(event)
         self.ros.forget_clients(self.prefix)
         self.node = self.services = None
+        return event
+
+    def refuse_kept(self):
+        """
+        Remember for a subject that is no entity: refused, and kept for review after the reply.
+
+        The kept note is committed without a sync of its own (synchronous
+        NORMAL, core/store/transaction.py): a power cut before the next
+        durable commit may lose it, whole, and nothing else.
+        """
+        number = self.kept
+        self.kept += 1
+        request = kept_refusal_call(number)
+        event = self._call('kept', lambda: self.services.remember(request, timeout=CALL_TIMEOUT),
+                           lambda response: False, {'number': number})
+        event.detail['replied_ns'] = time.monotonic_ns()
+        response = event.detail['response']
+        assert response.pending_review, response  # the refusal was kept
         return event
 
     def retire(self, number):
@@ -292,7 +323,8 @@ class Workload:
         Run the workload: two node runs of `remembers` memories each.
 
         Between them a clean stop (SQLite checkpoints and removes the WAL),
-        at the end a SIGKILL; along the way retires, forgets (each truncates
+        at the end a SIGKILL; along the way retires, refusals kept for review
+        (each committed without a sync of its own), forgets (each truncates
         the WAL), two backups (the second replacing the first) and two exports.
         """
         self.start()
@@ -306,6 +338,8 @@ class Workload:
                 done(self.remember())
                 if (number - first) % 5 == 4 and number - 2 in self.remembered:
                     done(self.retire(number - 2))
+                if (number - first) % 5 == 2:
+                    self.refuse_kept()
                 if number == middle:
                     done(self.forget(number - 1))
                     done(self.copy('backup', 'backup.sqlite3', force=run == 2))
@@ -421,6 +455,7 @@ class Reopened:
     entities: dict = None  # stored_view()
     memories: dict = None
     next_ids: tuple = (0, 0)  # (entity id, memory id) the reopened store wrote next
+    pending: list = None  # the review queue's items: (episode, turn, utterance, ...)
     copies: dict = dataclasses.field(default_factory=dict)  # path -> problem or None
 
 
@@ -465,6 +500,9 @@ def reopen(database):
         if conn.execute('PRAGMA foreign_key_check').fetchone() is not None:
             result.problems.append('foreign_key_check found missing references')
         result.rows = digest_of(logical_rows(conn))
+        result.pending = conn.execute(
+            'SELECT episode_id, turn_id, utterance, subject, predicate, value, evidence'
+            ' FROM pending ORDER BY id').fetchall()
         result.entities, result.memories = stored_view(conn)
         entity = service.store.add_entity('person', 'Probe Person')
         memory = service.store.add_memory(NewMemory(

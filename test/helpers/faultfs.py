@@ -17,7 +17,8 @@ Disk replays such a log into the disk a power cut would leave, by the
 rules a POSIX file system promises and no more:
 - a write or truncate reaches the disk when its file is fsynced or
   fdatasynced; before that, any subset of them may have, in any order,
-  and the last sector of a write may be torn;
+  and any of those writes may be torn: only some of its sectors (512-byte
+  pieces, at file offsets a multiple of 512) reached the disk;
 - a name (create, rename, link, unlink, mkdir) reaches the disk when its
   directory is fsynced; before that, any prefix of those operations may
   have (file systems journal them in order);
@@ -61,6 +62,10 @@ _RECORD = struct.Struct('<IHHiiQQqIIII')
 _CONTROL = struct.Struct('<IiiIi108s')  # kinds, error, remaining, injected, after, match
 _CONTROL_SIZE = 128
 SECTOR = 512
+# SQLite's WAL format: a 32-byte file header, then frames of a 24-byte header and a page.
+WAL_HEADER, WAL_FRAME_HEADER = 32, 24
+# Under the 'random' policy, how often a write that reached the disk is torn.
+TORN_CHANCE = 0.25
 # SQLite's shared-memory WAL index: rebuilt after a crash, never read from disk as truth.
 VOLATILE_SUFFIXES = ('-shm',)
 
@@ -382,9 +387,9 @@ class Disk:
 
         policy 'lose': nothing pending reached the disk; 'keep': all of it
         did (what the processes saw, unless a sync failed); 'random': each
-        pending write and truncate did or did not (rng decides), the last
-        one that did may be torn inside its last sector, and each directory
-        kept a prefix of its pending name operations.
+        pending write and truncate did or did not (rng decides), any write
+        that did may be torn (some of its sectors missing: _torn), and each
+        directory kept a prefix of its pending name operations.
         """
         names = dict(self.durable_names)
         for directory, groups in self.pending_names.items():
@@ -415,20 +420,37 @@ class Disk:
         if policy == 'keep':
             kept = list(pending)
         else:
-            kept = [change for change in pending if rng.random() < 0.5]
-            if kept and kept[-1][0] == 'write' and rng.random() < 0.5:
-                kept[-1] = _torn(kept[-1], rng)
+            kept = []
+            for change in pending:
+                if rng.random() < 0.5:
+                    continue  # this one never reached the disk
+                if change[0] == 'write' and rng.random() < TORN_CHANCE:
+                    kept += _torn(change, rng)
+                else:
+                    kept.append(change)
         for change in kept:
             _change_bytes(data, change)
         return data
 
 
 def _torn(change, rng):
-    """Return the write cut inside its last sector (a torn write)."""
+    """
+    Return the pieces of a torn write that reached the disk: a random subset of its sectors.
+
+    A disk writes a sector whole or not at all, but the sectors of one write
+    in any order: any of them may be missing after a cut, the first, a
+    middle one or the last.
+    """
     _, at, data = change
     end = at + len(data)
-    last_sector = max(at, (end - 1) // SECTOR * SECTOR)
-    return ('write', at, data[:last_sector - at + rng.randrange(0, end - last_sector)])
+    pieces = []
+    start = at
+    while start < end:
+        stop = min((start // SECTOR + 1) * SECTOR, end)
+        if rng.random() < 0.5:
+            pieces.append(('write', start, data[start - at:stop - at]))
+        start = stop
+    return pieces
 
 
 def _change_bytes(data, change):
@@ -488,12 +510,27 @@ def state_digest(contents):
     return digest.hexdigest()
 
 
+def is_commit_frame(operation, wal):
+    """
+    Return True for the write of a WAL commit frame's header (the page comes next).
+
+    SQLite's WAL: a 32-byte file header, then frames of a 24-byte header and
+    a page; a frame header's second field, the database size after the
+    commit, is not 0 only in a transaction's last frame.
+    """
+    return (operation.op == OP_WRITE and operation.path == wal
+            and len(operation.data) == WAL_FRAME_HEADER and operation.offset >= WAL_HEADER
+            and int.from_bytes(operation.data[4:8], 'big') != 0)
+
+
 def cut_points(operations, sample=None, seed=0):
     """
     Return the cut points of a recording: {index: kind}; a cut at i loses operations i onward.
 
     Every sync (cut just before it: the most is pending; just after it),
-    every truncate and every name operation, and the end of the recording.
+    every truncate and every name operation, right after every WAL commit
+    frame (a commit written, its sync not yet begun, or none of its own),
+    and the end of the recording.
     kind names the operation the cut comes before (or 'end'). sample: keep
     that many, spread over every kind, chosen with seed.
     """
@@ -508,6 +545,8 @@ def cut_points(operations, sample=None, seed=0):
             after = operation.index + 1
             points.setdefault(after, point_kind(operations[after])
                               if after < len(operations) else 'end')
+        if operation.path.endswith('-wal') and is_commit_frame(operation, operation.path):
+            points.setdefault(operation.index + 2, 'after a commit frame')
     points.setdefault(len(operations), 'end')
     if sample is None or sample >= len(points):
         return points

@@ -8,9 +8,10 @@ retire, forget, backup and export, a clean restart in the middle and a
 SIGKILL at the end.
 
 Sweep replays the recording and cuts the power at chosen points (before and
-after every sync, before every truncate and name operation), with three
+after every sync, before every truncate and name operation, right after
+every WAL commit frame: faultfs.cut_points), with three
 disks per cut: nothing pending reached the disk, all of it did, or a random
-part of it with a torn last sector (faultfs.Disk). Each disk is reopened
+part of it with torn writes (faultfs.Disk). Each disk is reopened
 the way a restarted node opens it (durability.reopen: MemoryService's
 claim, create, schema check, reader), then checked:
 - PRAGMA integrity_check and foreign_key_check pass, and memory_verify
@@ -45,7 +46,7 @@ import tempfile
 from helpers import faultfs
 from helpers.durability import backup_problem, check_writes, COPIES, COPY_KINDS, DATABASE
 from helpers.durability import digest_of, export_problem, forgotten_texts_found, logical_rows
-from helpers.durability import next_ids_problem, reopen, WRITE_KINDS
+from helpers.durability import kept_refusal_call, next_ids_problem, reopen, WRITE_KINDS
 
 # The disks of one cut (faultfs.Disk.state).
 POLICIES = ('lose', 'keep', 'random')
@@ -75,6 +76,10 @@ class Figures:
     lost: int = 0
     partial: int = 0
     leftover_partial_files: int = 0
+    # Disks cut after a refusal kept for review had been answered: holding
+    # every such note, or missing one (allowed: it had no sync of its own).
+    kept_notes_held: int = 0
+    kept_notes_lost: int = 0
     failures: list = dataclasses.field(default_factory=list)
 
     def lines(self):
@@ -91,6 +96,8 @@ class Figures:
             f'acknowledged backups and exports checked: {self.acknowledged_copies_checked}',
             f'disks with a hidden partial copy file beside the copies: '
             f'{self.leftover_partial_files}',
+            f'disks cut after a refusal kept for review: {self.kept_notes_held} held every '
+            f'note, {self.kept_notes_lost} had lost one (whole, and nothing else)',
             f'failures: {len(self.failures)}',
         ]
 
@@ -163,12 +170,17 @@ class Sweep:
         Return every state the node committed, oldest first: [(cut index, rows digest)].
 
         A committed state is whole in what the node wrote (the disk that
-        kept everything) right after the sync of the WAL that ends its commit.
+        kept everything) right after the sync of the WAL that ends its commit,
+        or right after its commit frame when the commit has no sync of its own.
         """
         wal = f'{self.database}-wal'
         commit_points = {0, len(self.operations)} | {
             operation.index + 1 for operation in self.operations
             if operation.op == faultfs.OP_SYNC and operation.path == wal}
+        # A commit without a sync of its own (a kept refusal's) is a state
+        # too: right after its commit frame and page are written.
+        commit_points |= {operation.index + 2 for operation in self.operations
+                          if faultfs.is_commit_frame(operation, wal)}
         states = []
         disk = faultfs.Disk(self.recording.initial)
         for index in range(len(self.operations) + 1):
@@ -239,10 +251,34 @@ class Sweep:
             problems += self._state_problems(cut, reopened, states, figures)
             problem = next_ids_problem(reopened, self.events, before)
             problems += [problem] if problem else []
+            problems += self._kept_notes_problems(reopened, before, figures)
         problems += [f'forgotten text {text!r} is still in {name}' for name, text in
                      forgotten_texts_found(contents, self.database, self.events, before)]
         problems += self._copies_problems(contents, reopened, before, figures)
         figures.failures += [f'{where}: {problem}' for problem in problems]
+
+    def _kept_notes_problems(self, reopened, before, figures):
+        """Return why the review queue is not whole kept notes; count the notes lost."""
+        kept = [event for event in self.events if event.kind == 'kept' and event.sent_ns < before]
+        wanted = {}
+        for event in kept:
+            request = kept_refusal_call(event.detail['number'])
+            wanted[(request.episode_id, request.turn_id)] = (
+                request.episode_id, request.turn_id, request.utterance, request.subject,
+                request.predicate, request.value, request.evidence)
+        problems = [f'the review queue holds {row[:2]}, not whole or no call kept it'
+                    for row in reopened.pending if wanted.get(tuple(row[:2])) != tuple(row)]
+        answered = [event for event in kept if event.detail['replied_ns'] < before]
+        if answered:
+            held = {tuple(row[:2]) for row in reopened.pending}
+            request_keys = {(kept_refusal_call(event.detail['number']).episode_id,
+                             kept_refusal_call(event.detail['number']).turn_id)
+                            for event in answered}
+            if request_keys <= held:
+                figures.kept_notes_held += 1
+            else:
+                figures.kept_notes_lost += 1
+        return problems
 
     def _describe(self, cut):
         if cut >= len(self.operations):

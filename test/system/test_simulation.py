@@ -19,6 +19,7 @@ from mira_memory.msg import MemoryLink, OperatorUtterance, ToolResult
 from mira_memory.ros import node_runner
 from mira_memory.simulation import demo
 from mira_memory.simulation import nodes as simulation
+from mira_memory.simulation import processes
 from mira_memory.srv import AdminAdd, AdminEntityAdd, AdminFind, AdminShow, AdminStatus
 from mira_memory.srv import RecallMemory, Remember, WorkingMemoryClear, WorkingMemoryShow
 from mira_memory.wire import ATTENTION_RESULTS_TOPIC, HISTORY_SUBSCRIBER_QOS
@@ -106,8 +107,14 @@ class Simulation:
             ToolResult, f'{self.namespace}/{topic}', self.results.append,
             HISTORY_SUBSCRIBER_QOS) for topic in (TOOL_RESULTS_TOPIC, ATTENTION_RESULTS_TOPIC)]
         self.processes = {}
-        for name in self.specs if names is None else names:
-            self.start(name)
+        try:
+            for name in self.specs if names is None else names:
+                self.start(name)
+        except BaseException:
+            # A start that failed (the seed did not finish, so the operator
+            # source never started) must not leave the others running.
+            self.close()
+            raise
 
     def start(self, name):
         running = self.processes.get(name)
@@ -540,6 +547,30 @@ def test_working_memory_is_lost_on_restart_while_persistent_memory_survives(ros,
     [entity] = recalled.entities
     assert [(memory.id, memory.summary) for memory in entity.memories] == [
         ('MEM1', 'Ada Lovelace prefers green tea'), ('MEM3', "Ada is Charles's friend")]
+
+
+def test_the_seed_waits_for_a_memory_node_that_starts_after_a_call_deadline(ros, tmp_path):
+    # Under load the memory node started alongside the seed did not answer
+    # within one call's deadline (call_timeout_sec, 5 s in the simulation).
+    sim = Simulation(ros, tmp_path, names=['seed'])
+    try:
+        call_timeout = sim.specs['seed'].parameters['call_timeout_sec']
+        ros.spin_for(call_timeout + 2.0)
+        assert sim.processes['seed'].poll() is None, sim.logs()
+        sim.start('memory')
+        assert sim.processes['seed'].wait(WAIT) == 0, sim.logs()
+    finally:
+        sim.close()
+    assert 'seed complete' in sim.processes['seed'].output()
+
+
+def test_a_simulation_that_fails_to_start_stops_every_node_it_started(ros, tmp_path):
+    before = processes.still_running()
+    # The operator source starts after the seed, which is not started here:
+    # its start fails once the memory node and cognition already run.
+    with pytest.raises(simulation.PrerequisiteFailed):
+        Simulation(ros, tmp_path, names=['memory', 'cognition', 'operator_source'])
+    assert set(processes.still_running()) <= set(before)
 
 
 # The demo command --------------------------------------------------------------------

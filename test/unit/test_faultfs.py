@@ -191,3 +191,70 @@ def test_an_acknowledged_forget_leaves_no_text_after_a_power_cut(recording):
 def test_the_library_builds_once(tmp_path):
     assert faultfs.library() == faultfs.library()
     assert pathlib.Path(faultfs.library()).stat().st_size > 0
+
+
+# Three writes never synced: 3 whole sectors, then 3 sectors from a middle
+# offset, then a piece shorter than a sector; each fills its bytes with its
+# own number, so a cut disk shows which sectors of which write it holds.
+UNSYNCED_WRITES = ((0, 1536), (1536 + 100, 1400), (4096, 300))
+
+
+def _sectors(write):
+    at, length = write
+    start, end, pieces = at, at + length, []
+    while start < end:
+        stop = min((start // faultfs.SECTOR + 1) * faultfs.SECTOR, end)
+        pieces.append((start, stop))
+        start = stop
+    return pieces
+
+
+def test_a_random_cut_may_keep_or_tear_any_sector_of_any_unsynced_write(recording):
+    run_child(recording, """
+        import os, sys
+        fd = os.open(sys.argv[1] + '/file', os.O_WRONLY | os.O_CREAT, 0o600)
+        dirfd = os.open(sys.argv[1], os.O_RDONLY | os.O_DIRECTORY)
+        os.fsync(dirfd)  # the name is durable; the writes below are not
+        for number, (at, length) in enumerate(%r):
+            os.pwrite(fd, bytes([number + 1]) * length, at)
+    """ % (UNSYNCED_WRITES,))
+    disk = recording.disk()
+    path = f'{recording.root}/file'
+    import random
+    rng = random.Random(41)
+    seen = set()  # (write, sector, on the disk or not)
+    torn = set()  # (write, sector) missing while another sector of its write is there
+    for _ in range(400):
+        data = disk.state('random', rng)[path]
+        for number, write in enumerate(UNSYNCED_WRITES):
+            there = [data[start:stop] == bytes([number + 1]) * (stop - start)
+                     for start, stop in _sectors(write)]
+            for sector, held in enumerate(there):
+                seen.add((number, sector, held))
+                if not held and any(there):
+                    torn.add((number, sector))
+    every = {(number, sector) for number, write in enumerate(UNSYNCED_WRITES)
+             for sector in range(len(_sectors(write)))}
+    assert {(n, s) for n, s, held in seen if held} == every, 'a sector never reached the disk'
+    assert {(n, s) for n, s, held in seen if not held} == every, 'a sector always did'
+    # Torn: every sector of a write of more than one sector was missing from
+    # a disk that held another sector of that same write.
+    assert torn == {(number, sector) for number, sector in every
+                    if len(_sectors(UNSYNCED_WRITES[number])) > 1}
+
+
+@pytest.mark.parametrize('error', [errno.EIO, errno.ENOSPC], ids=['EIO', 'ENOSPC'])
+def test_a_failing_directory_sync_while_the_store_creates_its_directory_is_refused(
+        recording, error):
+    recording.fail(faultfs.DIRECTORY_SYNC, error)
+    answer = run_child(recording, """
+        import sys
+        from mira_memory.core.store import BackendError, MemoryStore
+        try:
+            MemoryStore.open(sys.argv[1] + '/robot/memory/memory.sqlite3', create_parent=True)
+        except BackendError as error:
+            print(error)
+    """)
+    assert answer == f'cannot create database directory: [Errno {error}] {os.strerror(error)}\n'
+    assert recording.injected() == 1
+    assert not (recording.root / 'robot' / 'memory' / 'memory.sqlite3').exists()

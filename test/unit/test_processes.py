@@ -1,8 +1,12 @@
 # SPDX-License-Identifier: Apache-2.0
 """The process harness (simulation/processes.py) on real child processes, no ROS."""
 
+import os
+import pathlib
 import signal
+import subprocess
 import sys
+import time
 
 from mira_memory.simulation.processes import Process, ProcessError
 import pytest
@@ -90,3 +94,62 @@ def test_the_log_keeps_its_last_characters_in_a_failure_message(tmp_path):
     message = process.describe('failed')
     assert '(last 4000 characters)' in message
     assert message.endswith('---\n' + 'x' * 3996 + 'END\n')
+
+
+# A harness process: starts a long child through Process (tied to it when
+# argv[2] is 'tied'), prints the child's pid, then waits to be killed.
+STARTER = """
+import sys, time
+from mira_memory.simulation import processes
+processes.Process.die_with_parent = sys.argv[2] == 'tied'
+child = processes.Process([sys.executable, '-c', 'import time; time.sleep(600)'],
+                          sys.argv[1], name='grandchild')
+print(child.pid, flush=True)
+time.sleep(600)
+"""
+
+
+def _alive(pid):
+    """Return True while pid runs (a zombie left for a reaper that does not reap is not)."""
+    try:
+        stat = pathlib.Path(f'/proc/{pid}/stat').read_text()
+    except FileNotFoundError:
+        return False
+    return stat.rsplit(')', 1)[1].split()[0] != 'Z'
+
+
+def _orphan_after_its_starter_is_killed(tmp_path, mode):
+    starter = subprocess.Popen([sys.executable, '-c', STARTER, str(tmp_path / 'child.log'), mode],
+                               stdout=subprocess.PIPE, text=True)
+    pid = int(starter.stdout.readline())
+    starter.kill()
+    starter.wait()
+    starter.stdout.close()
+    # The kernel signals the orphan as its parent dies; give it time to go.
+    deadline = time.monotonic() + 30
+    while _alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    alive = _alive(pid)
+    if alive:
+        os.kill(pid, signal.SIGKILL)
+    return alive
+
+
+@pytest.mark.skipif(not sys.platform.startswith('linux'), reason='PR_SET_PDEATHSIG is Linux')
+def test_a_process_tied_to_its_starter_ends_when_the_starter_is_killed(tmp_path):
+    # What the tests rely on (conftest.py): a killed pytest leaves no node behind.
+    assert not _orphan_after_its_starter_is_killed(tmp_path, 'tied')
+
+
+@pytest.mark.skipif(not sys.platform.startswith('linux'), reason='PR_SET_PDEATHSIG is Linux')
+def test_an_untied_process_outlives_its_killed_starter(tmp_path):
+    # The control: without the tie the orphan runs on (so the test above can fail).
+    assert _orphan_after_its_starter_is_killed(tmp_path, 'free')
+
+
+def test_a_process_still_running_is_listed_until_stopped(tmp_path):
+    from mira_memory.simulation import processes
+    process = child(tmp_path)
+    assert process in processes.still_running()
+    assert process in processes.stop_still_running()
+    assert process.poll() is not None and process not in processes.still_running()

@@ -12,7 +12,9 @@ temporary file is made so that nothing planted is written through).
 Both take should_stop, a callable asked between backup steps, every few
 thousand SQLite instructions and every EXPORT_STOP_CHECK_ROWS rows: when it
 returns True the copy ends with CopyStoppedError and no file (the memory
-node asks this when a job is canceled or the node stops). Both, and
+node asks this when a job is canceled or the node stops), and
+may_publish, asked once just before the complete file is put in place: False
+ends the copy the same way, True is the commit point. Both, and
 import, report how far they are to progress (a callable taking a
 core.archive.progress.Progress) at the same points.
 
@@ -90,6 +92,21 @@ def _ignore(progress):
     return None
 
 
+def _always():
+    return True
+
+
+def _commit(may_publish, what):
+    """
+    Ask may_publish() once, just before the complete file is put in place.
+
+    False (a stop that came first) ends the copy as should_stop does; after
+    True nothing stops it (the memory node then refuses a cancel).
+    """
+    if not may_publish():
+        raise CopyStoppedError('%s stopped before it was complete; nothing was written' % what)
+
+
 def _stoppable(conn, should_stop):
     """Make conn's statements end with 'interrupted' as soon as should_stop() is True."""
     conn.set_progress_handler(lambda: 1 if should_stop() else 0, STOP_CHECK_INSTRUCTIONS)
@@ -119,7 +136,7 @@ def read_snapshot(source, should_stop=_never, *, check_schema=True):
 
 
 def backup(source, target, *, force=False, pages=BACKUP_PAGES_PER_STEP, progress=_ignore,
-           check_schema=True, should_stop=_never, directories=None):
+           check_schema=True, should_stop=_never, directories=None, may_publish=_always):
     """
     Copy the database at source to target with SQLite's online backup API.
 
@@ -163,6 +180,7 @@ def backup(source, target, *, force=False, pages=BACKUP_PAGES_PER_STEP, progress
                 copied = schema.table_counts(dst)
                 if copied != counts:
                     raise BackendError('the copy has %r rows, the snapshot %r' % (copied, counts))
+            _commit(may_publish, 'backup')
             output_files.publish(fd, partial, target, force)
     return {'path': str(target), 'bytes': target.stat().st_size, 'counts': counts}
 
@@ -220,7 +238,7 @@ def _sequences(conn):
 
 
 def export(source, target, *, force=False, should_stop=_never, progress=_ignore,
-           include_pending=False, directories=None):
+           include_pending=False, directories=None, may_publish=_always):
     """
     Write the database at source as deterministic JSON Lines; return the header counts.
 
@@ -264,6 +282,7 @@ def export(source, target, *, force=False, should_stop=_never, progress=_ignore,
                         out.write(_line(record))
                     written += counts[_table(kind)]
                 progress(Progress(EXPORT_WRITING, total, total, out.tell()))
+            _commit(may_publish, 'export')
             output_files.publish(fd, partial, target, force)
     return {'path': str(target), 'bytes': target.stat().st_size, 'counts': header['counts']}
 
