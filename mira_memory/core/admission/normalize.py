@@ -39,6 +39,7 @@ lets admission refuse them instead of guessing where a name ends.
 
 import functools
 import re
+from typing import NamedTuple, Sequence
 import unicodedata
 
 # Tokens are machine keys (kinds, predicates, roles, entity types, source
@@ -286,23 +287,71 @@ def _fold_in_segments(display):
     return ''.join(folded), starts, ends
 
 
-@functools.lru_cache(maxsize=64)
-def _folded_display(text):
+class Folded(NamedTuple):
     """
-    Return (display, folded, starts, ends) of text (see _fold_in_segments).
+    A text in its display form and folded in segments (see _fold_in_segments).
 
-    Kept for the last few texts: one admission looks for the subject, the
-    related entity and the value in the same evidence, and for the evidence
-    in the utterance. The lists returned are shared: read them, never change
-    them. A text with forbidden characters raises (and is not kept).
+    Built once per text: a turn folds its utterance once, and every name,
+    value and evidence is then found in it. The sequences are shared: read
+    them, never change them.
     """
+
+    display: str
+    folded: str
+    starts: Sequence[int]
+    ends: Sequence[int]
+
+
+def fold(text):
+    """Return the Folded form of text; raises NormalizationError (forbidden characters, empty)."""
     display = display_form(text)
-    return (display, *_fold_in_segments(display))
+    return Folded(display, *_fold_in_segments(display))
 
 
-def forget_kept_texts():
-    """Drop the texts _folded_display keeps (after a forget, none may stay in the process)."""
-    _folded_display.cache_clear()
+def _folded_window(haystack, start, end):
+    """Return the folded indices [low, high) of the display window [start, end), or None."""
+    if end is None:
+        end = len(haystack.display)
+    if haystack.display.isascii():
+        return start, end
+    starts, ends = haystack.starts, haystack.ends
+    low = next((index for index, begin in enumerate(starts) if begin == start), None)
+    if start == len(haystack.display):
+        low = len(starts)
+    high = 0 if end == 0 else next(
+        (index + 1 for index, stop in enumerate(ends) if stop == end), None)
+    if low is None or high is None or high < low:
+        return None
+    return low, high
+
+
+def find(needle, haystack, start=0, end=None):
+    """
+    Return the display span (start, end) of needle's first whole-word occurrence, or None.
+
+    needle and haystack are Folded texts; the search stays inside the
+    haystack's display window [start, end), whose edges count as word
+    boundaries, as if that part had been folded on its own (it is cut on
+    segment edges, so it folds the same). A window that cuts a folded
+    segment finds nothing.
+    """
+    window = _folded_window(haystack, start, end)
+    if window is None:
+        return None
+    low, high = window
+    needle_key = needle.folded
+    folded, starts, ends = haystack.folded, haystack.starts, haystack.ends
+    found = folded.find(needle_key, low, high)
+    while found != -1:
+        stop = found + len(needle_key)
+        starts_clean = found == low or not (
+            _is_word_char(folded[found - 1]) and _is_word_char(folded[found]))
+        ends_clean = stop == high or not (
+            _is_word_char(folded[stop - 1]) and _is_word_char(folded[stop]))
+        if starts_clean and ends_clean and starts[found] != -1 and ends[stop - 1] != -1:
+            return starts[found], ends[stop - 1]
+        found = folded.find(needle_key, found + 1, high)
+    return None
 
 
 def locate(needle, haystack):
@@ -314,19 +363,9 @@ def locate(needle, haystack):
     word, so "tea" is not found in "steak" and a name is not found before a
     vowel sign that belongs to it. Returns the matching span of the
     haystack's display form (the haystack's own wording), or None when there
-    is no such span. Raises NormalizationError for forbidden characters or
-    empty input.
+    is no such span. Either text may be given already Folded. Raises
+    NormalizationError for forbidden characters or empty input.
     """
-    needle_key = _folded_display(needle)[1]
-    display, folded, starts, ends = _folded_display(haystack)
-    start = folded.find(needle_key)
-    while start != -1:
-        end = start + len(needle_key)
-        starts_clean = start == 0 or not (
-            _is_word_char(folded[start - 1]) and _is_word_char(folded[start]))
-        ends_clean = end == len(folded) or not (
-            _is_word_char(folded[end - 1]) and _is_word_char(folded[end]))
-        if starts_clean and ends_clean and starts[start] != -1 and ends[end - 1] != -1:
-            return display[starts[start]:ends[end - 1]]
-        start = folded.find(needle_key, start + 1)
-    return None
+    haystack = haystack if isinstance(haystack, Folded) else fold(haystack)
+    span = find(needle if isinstance(needle, Folded) else fold(needle), haystack)
+    return None if span is None else haystack.display[span[0]:span[1]]

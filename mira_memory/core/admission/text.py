@@ -2,12 +2,14 @@
 """
 The utterance as the grounding rules read it: tokens and sentences, built once per turn.
 
-`analyse` turns an utterance into its display form (NFKC, collapsed
-whitespace), its tokens (words with their folded keys, numbers as one
-token, punctuation marks) and its sentences. Every later stage (clauses,
-scopes, anchors) reads the same Analysis, and the stages cache what they
-work out per sentence on it, so one turn is analysed once however many
-occurrences, candidates and retries are judged against it.
+`analysis_of` reads a folded utterance (normalize.Folded: its display form,
+NFKC with collapsed whitespace, and its folded form) into tokens (words with
+their folded keys, numbers as one token, punctuation marks) and sentences.
+The operator turn (operator_turn.Turn) builds it once; every later stage
+(clauses, scopes, anchors) reads the same Analysis, and the stages keep what
+they work out per sentence on it, so one turn is analysed once however many
+occurrences and candidates are judged against it. Nothing here outlives the
+turn: no module keeps operator text.
 """
 
 from dataclasses import dataclass
@@ -16,7 +18,7 @@ import re
 from typing import NamedTuple
 import unicodedata
 
-from mira_memory.core.admission.normalize import display_form, locate, NormalizationError
+from mira_memory.core.admission.normalize import find, fold, Folded, NormalizationError
 
 # Sentence ends and clause boundaries. Quote marks are transparent: they
 # neither end nor join anything.
@@ -70,12 +72,13 @@ class Sentence:
 
 
 class Analysis:
-    """One utterance analysed once: display text, tokens and sentences, read by every stage."""
+    """One utterance analysed once: display and folded text, tokens and sentences."""
 
-    __slots__ = ('display', 'tokens', 'keys', 'sentences', 'cache')
+    __slots__ = ('folded', 'display', 'tokens', 'keys', 'sentences', 'cache')
 
-    def __init__(self, display, tokens, sentences):
-        self.display = display
+    def __init__(self, folded, tokens, sentences):
+        self.folded = folded
+        self.display = folded.display
         self.tokens = tokens
         self.keys = tuple(token.key for token in tokens)
         self.sentences = sentences
@@ -154,42 +157,18 @@ def _tokenize(text):
     return tokens
 
 
-def analyse(utterance, lang=None):
-    """
-    Return the Analysis of an utterance, or None when it cannot be normalized.
-
-    With the shipped language data (lang None or that data), the last few
-    analyses are kept: one turn is analysed once.
-    """
-    if lang is None or lang is _default_language():
-        return _analyse_default(utterance)
-    return _analyse(utterance, lang)
+def analysis_of(folded, lang):
+    """Return the Analysis of a Folded utterance, with the sentence rules of lang."""
+    tokens = tuple(tokenize(folded.display))
+    return Analysis(folded, tokens, tuple(_sentences(tokens, lang)))
 
 
-def _default_language():
-    from mira_memory.core.admission import language  # the data module imports this one
-    return language.language()
-
-
-@functools.lru_cache(maxsize=16)
-def _analyse_default(utterance):
-    # One admission reads the same utterance for several occurrences and
-    # candidates, and a retry reads it again: keep the last few analyses.
-    return _analyse(utterance, _default_language())
-
-
-def forget_kept_texts():
-    """Drop the analyses kept of the last utterances (after a forget, none may stay)."""
-    _analyse_default.cache_clear()
-
-
-def _analyse(utterance, lang):
+def analyse(utterance, lang):
+    """Return the Analysis of an utterance text, or None when it cannot be normalized."""
     try:
-        display = display_form(utterance)
+        return analysis_of(fold(utterance), lang)
     except NormalizationError:
         return None
-    tokens = tuple(tokenize(display))
-    return Analysis(display, tokens, tuple(_sentences(tokens, lang)))
 
 
 def _sentences(tokens, lang):
@@ -273,21 +252,20 @@ def occurrences(needle_text, haystack, offset=0):
         index = haystack.find(needle_text, index + 1)
 
 
-def span_text(needle, haystack):
-    """Return the haystack's own wording of needle (see normalize.locate), or None."""
-    try:
-        return locate(needle, haystack)
-    except NormalizationError:
-        return None
+def find_spans(needle, haystack, start, end):
+    """
+    Yield the (start, end) spans of needle in the display window [start, end) of haystack.
 
-
-def find_spans(needle, text, offset):
-    """Yield the (start, end) char spans of needle in text, shifted by offset."""
-    found = span_text(needle, text)
+    needle and haystack are Folded. The first whole-word occurrence after
+    normalization gives the haystack's own wording; every occurrence of that
+    wording in the window follows.
+    """
+    found = find(needle, haystack, start, end)
     if found is None:
         return
-    for start in occurrences(found, text, offset):
-        yield start, start + len(found)
+    wording = haystack.display[found[0]:found[1]]
+    for begin in occurrences(wording, haystack.display[start:end], start):
+        yield begin, begin + len(wording)
 
 
 def phrase_lengths(phrases, keys, index):
@@ -323,3 +301,22 @@ class Claim:
     @property
     def tokens(self):
         return self.analysis.tokens
+
+    @functools.cached_property
+    def subject_form(self):
+        """Return the subject Folded (once per claim), or None when it cannot be normalized."""
+        return _folded_or_none(self.subject)
+
+    @functools.cached_property
+    def value_form(self):
+        """Return the value Folded (once per claim), or None when it cannot be normalized."""
+        return _folded_or_none(self.value)
+
+
+def _folded_or_none(text):
+    if isinstance(text, Folded):
+        return text
+    try:
+        return fold(text)
+    except NormalizationError:
+        return None
