@@ -586,7 +586,7 @@ def _judge_request(context, proposal, robot_profile, overrides=frozenset()):
     grounded = verdict.ground_turn(
         context, span, proposal.subject, proposal.value, predicate,
         relationship=kind == KIND_RELATIONSHIP,
-        vocatives=(robot_profile,) if robot_profile else ())
+        vocatives=(robot_profile,) if robot_profile else (), forms=(subject, value_form))
     if grounded.failure:
         return None, _rejected(_GROUNDING_REASONS[grounded.rule], error=grounded.error,
                                rule=_GROUNDING_RULES[grounded.rule])

@@ -15,7 +15,7 @@ turn: no module keeps operator text.
 from dataclasses import dataclass
 import functools
 import re
-from typing import NamedTuple
+from typing import NamedTuple, Optional
 import unicodedata
 
 from mira_memory.core.admission.normalize import find, fold, Folded, NormalizationError
@@ -297,6 +297,9 @@ class Claim:
     relationship: bool
     # The robot's names as token keys: "ok mira, ..." addresses the robot.
     vocatives: tuple
+    # The subject's and the value's Folded forms when the caller has them.
+    subject_folded: Optional[Folded] = None
+    value_folded: Optional[Folded] = None
 
     @property
     def tokens(self):
@@ -305,17 +308,15 @@ class Claim:
     @functools.cached_property
     def subject_form(self):
         """Return the subject Folded (once per claim), or None when it cannot be normalized."""
-        return _folded_or_none(self.subject)
+        return self.subject_folded or _folded_or_none(self.subject)
 
     @functools.cached_property
     def value_form(self):
         """Return the value Folded (once per claim), or None when it cannot be normalized."""
-        return _folded_or_none(self.value)
+        return self.value_folded or _folded_or_none(self.value)
 
 
 def _folded_or_none(text):
-    if isinstance(text, Folded):
-        return text
     try:
         return fold(text)
     except NormalizationError:

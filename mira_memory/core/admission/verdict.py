@@ -169,7 +169,8 @@ def ground(utterance, evidence, subject, value, predicate, *, relationship=False
                        vocatives=vocatives)
 
 
-def ground_turn(turn, span, subject, value, predicate, *, relationship=False, vocatives=()):
+def ground_turn(turn, span, subject, value, predicate, *, relationship=False, vocatives=(),
+                forms=(None, None)):
     """
     Check the grounding rules for the evidence found at span (start, end) of the turn's display.
 
@@ -177,14 +178,15 @@ def ground_turn(turn, span, subject, value, predicate, *, relationship=False, vo
     tried; the proposal is grounded when one occurrence satisfies every rule.
     When none does, the failure of the first occurrence is returned. Only the
     first few occurrences are tried, so a long repetitive utterance stays
-    cheap. subject and value are texts or their Folded forms.
+    cheap. forms: the subject's and the value's Folded forms when the caller
+    has them (else they are folded here).
     """
     analysis = turn.analysis
     if analysis is None:
         return Grounding('not_a_clause')
     wording = analysis.display[span[0]:span[1]]
     claim = Claim(turn.language, analysis, subject, value, predicate, relationship,
-                  tuple(filter(None, map(_name_keys, vocatives))))
+                  tuple(filter(None, map(_name_keys, vocatives))), *forms)
     first_failure = None
     for start in itertools.islice(occurrences(wording, analysis.display),
                                   anchors.OCCURRENCES_MAX):
