@@ -78,8 +78,7 @@ class Marks:
         return any(first <= begin and end <= stop for begin, end in self.affirmations)
 
 
-@dataclass(frozen=True)
-class Occurrence:
+class Occurrence(NamedTuple):
     """One occurrence of the evidence in its sentence, as the anchor rules read it."""
 
     structure: object               # the sentence's clauses.Structure

@@ -302,9 +302,19 @@ class Folded(NamedTuple):
     ends: Sequence[int]
 
 
-def fold(text):
-    """Return the Folded form of text; raises NormalizationError (forbidden characters, empty)."""
-    display = display_form(text)
+def fold(text, *, checked=False):
+    """
+    Return the Folded form of text; raises NormalizationError (forbidden characters, empty).
+
+    checked: the caller has just found text free of forbidden characters
+    (has_forbidden_characters), so it is not scanned again.
+    """
+    if checked:
+        display = _collapse_whitespace(unicodedata.normalize('NFKC', text))
+        if not display:
+            raise NormalizationError('empty', 'text is empty after normalization')
+    else:
+        display = display_form(text)
     return Folded(display, *_fold_in_segments(display))
 
 

@@ -11,12 +11,11 @@ the language data given). Nothing below the service normalizes, scans or
 analyses the utterance again, and nothing keeps it after the turn: the Turn
 is the only place it lives.
 
-The display and the analysis are worked out on first use: a proposal refused
-on its own arguments never pays for reading the utterance.
+The analysis (tokens and sentences) is worked out on first use: a proposal
+refused before the grounding rules never pays for it.
 """
 
-from dataclasses import dataclass, field
-import functools
+from dataclasses import dataclass
 
 from mira_memory.core.admission.language import language
 from mira_memory.core.admission.normalize import fold, NormalizationError
@@ -34,41 +33,42 @@ class TurnContext:
     utterance: str
 
 
-@dataclass(frozen=True)
 class Turn(TurnContext):
     """A TurnContext with its utterance read once (see the module docstring)."""
 
-    # The merged language data the utterance is read with (default: every shipped file).
-    lang: object = field(default=None, repr=False, compare=False)
+    def __init__(self, episode_id, turn_id, utterance, lang=None):
+        # (Set past the frozen dataclass's guard: built here, never changed.)
+        # The merged language data the utterance is read with (default: every
+        # shipped file), and the utterance's Folded form, or None when it is
+        # not text the rules read (not text, too long, forbidden characters, blank).
+        self.__dict__.update(
+            episode_id=episode_id, turn_id=turn_id, utterance=utterance,
+            language=lang or language(), folded=_folded(utterance), _analysis=None)
 
     @classmethod
     def of(cls, context, lang=None):
-        """Return context as a Turn (itself when it already is one)."""
+        """Return context as a Turn (itself when it already is one with that language)."""
         if isinstance(context, Turn) and (lang is None or lang is context.language):
             return context
         return cls(context.episode_id, context.turn_id, context.utterance, lang)
-
-    @functools.cached_property
-    def language(self):
-        return self.lang or language()
-
-    @functools.cached_property
-    def folded(self):
-        """Return the utterance's Folded form, or None when it is not text the rules read."""
-        utterance = self.utterance
-        if not isinstance(utterance, str) or len(utterance) > UTTERANCE_MAX_LENGTH:
-            return None
-        try:
-            return fold(utterance)
-        except NormalizationError:  # forbidden characters, or blank
-            return None
 
     @property
     def display(self):
         """Return the utterance's display form (NFKC, collapsed whitespace), or None."""
         return None if self.folded is None else self.folded.display
 
-    @functools.cached_property
+    @property
     def analysis(self):
-        """Return the utterance's Analysis (tokens and sentences), or None."""
-        return None if self.folded is None else analysis_of(self.folded, self.language)
+        """Return the utterance's Analysis (tokens and sentences), or None; built on first use."""
+        if self._analysis is None and self.folded is not None:
+            self.__dict__['_analysis'] = analysis_of(self.folded, self.language)
+        return self._analysis
+
+
+def _folded(utterance):
+    if not isinstance(utterance, str) or len(utterance) > UTTERANCE_MAX_LENGTH:
+        return None
+    try:
+        return fold(utterance)
+    except NormalizationError:  # forbidden characters, or blank
+        return None

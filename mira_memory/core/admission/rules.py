@@ -565,14 +565,15 @@ def _judge_request(context, proposal, robot_profile, overrides=frozenset()):
         return None, _rejected(REASON_EVIDENCE_NOT_IN_UTTERANCE, rule='5')
     utterance = context.folded
     evidence = utterance.display[span[0]:span[1]]
-    # (Rules 1 and 2 checked these fields: they fold.)
-    subject, value_form = fold(proposal.subject), fold(proposal.value)
+    # (Rules 1 and 2 checked these fields: they fold, unscanned again.)
+    subject = fold(proposal.subject, checked=True)
+    value_form = fold(proposal.value, checked=True)
     if find(subject, utterance, *span) is None and not anchors.said_as_genitive(
             context.language, proposal.subject, evidence):
         return None, _rejected(REASON_SUBJECT_NOT_SUPPORTED, rule='6')
     value_key = normalize_key(proposal.value)
     if related_entity is not None:
-        if find(fold(related_entity), utterance, *span) is None:
+        if find(fold(related_entity, checked=True), utterance, *span) is None:
             return None, _rejected(REASON_RELATED_ENTITY_NOT_SUPPORTED, rule='7')
         if normalize_key(related_entity) != value_key:
             return None, _rejected(REASON_RELATIONSHIP_VALUE_MISMATCH, rule='8')
@@ -707,7 +708,7 @@ def _locate_evidence(turn, evidence):
         return None
     if turn.folded is None:  # not text, too long, forbidden characters or blank
         return None
-    span = find(fold(evidence), turn.folded)
+    span = find(fold(evidence, checked=True), turn.folded)  # (checked by rules 1 and 2)
     if span is None or has_unsegmented_script(turn.folded.display[span[0]:span[1]]):
         # Without spaces between words no name can be shown to be a whole
         # word of the evidence; no segmenter dependency qualifies (README).
@@ -718,7 +719,7 @@ def _locate_evidence(turn, evidence):
 def _is_turn_key(text):
     return (isinstance(text, str) and 0 < len(text) <= CONTEXT_ID_MAX_LENGTH
             and not has_forbidden_characters(text)
-            and not any(char.isspace() for char in text))
+            and text.split() == [text])  # (no whitespace: one word, itself)
 
 
 def _resolve_one(tx, name, not_found_reason, ambiguous_reason):

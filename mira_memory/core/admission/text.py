@@ -13,7 +13,6 @@ turn: no module keeps operator text.
 """
 
 from dataclasses import dataclass
-import functools
 import re
 from typing import NamedTuple, Optional
 import unicodedata
@@ -297,23 +296,21 @@ class Claim:
     relationship: bool
     # The robot's names as token keys: "ok mira, ..." addresses the robot.
     vocatives: tuple
-    # The subject's and the value's Folded forms when the caller has them.
-    subject_folded: Optional[Folded] = None
-    value_folded: Optional[Folded] = None
+    # The subject's and the value's Folded forms (None: folded here, once;
+    # still None when the text cannot be normalized).
+    subject_form: Optional[Folded] = None
+    value_form: Optional[Folded] = None
 
     @property
     def tokens(self):
         return self.analysis.tokens
 
-    @functools.cached_property
-    def subject_form(self):
-        """Return the subject Folded (once per claim), or None when it cannot be normalized."""
-        return self.subject_folded or _folded_or_none(self.subject)
-
-    @functools.cached_property
-    def value_form(self):
-        """Return the value Folded (once per claim), or None when it cannot be normalized."""
-        return self.value_folded or _folded_or_none(self.value)
+    def __post_init__(self):
+        # (Past the frozen guard: set once, here, like the fields.)
+        if self.subject_form is None:
+            object.__setattr__(self, 'subject_form', _folded_or_none(self.subject))
+        if self.value_form is None:
+            object.__setattr__(self, 'value_form', _folded_or_none(self.value))
 
 
 def _folded_or_none(text):
