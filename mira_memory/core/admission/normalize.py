@@ -143,6 +143,82 @@ def has_forbidden_characters(text):
     return False
 
 
+# The parts of an emoji grapheme cluster (Unicode UTS #51, UAX #29) that are
+# not emoji themselves: the presentation selectors, the zero width joiner,
+# the combining keycap, the skin tone modifiers and the tag characters of a
+# subdivision flag. Three of them are forbidden characters anywhere else.
+EMOJI_PRESENTATION = '\ufe0e\ufe0f'
+EMOJI_JOINER = '\u200d'
+EMOJI_KEYCAP = '\u20e3'
+KEYCAP_BASES = frozenset('0123456789#*')
+_SKIN_TONES = ('\U0001f3fb', '\U0001f3ff')
+_TAGS = ('\U000e0020', '\U000e007f')
+_TAG_BASE = '\U0001f3f4'  # the black flag a tag sequence follows
+
+
+def is_emoji_continuation(char):
+    """Return True for a character that continues an emoji cluster (selector, joiner, ...)."""
+    return (char in EMOJI_PRESENTATION or char == EMOJI_JOINER or char == EMOJI_KEYCAP
+            or _SKIN_TONES[0] <= char <= _SKIN_TONES[1] or _TAGS[0] <= char <= _TAGS[1])
+
+
+def is_emoji_base(char):
+    """Return True for a pictograph or other symbol an emoji cluster may start with."""
+    return unicodedata.category(char) in ('So', 'Sk')
+
+
+def _part_of_emoji(text, index):
+    """Return True when the forbidden character at index is part of an emoji cluster."""
+    char = text[index]
+    before = text[index - 1] if index else ''
+    if char in EMOJI_PRESENTATION:
+        # After a symbol or punctuation mark ("❤️", "‼️"), or a keycap's base ("1️⃣").
+        return bool(before) and (
+            unicodedata.category(before)[0] in 'SP'
+            or (before in KEYCAP_BASES and text[index + 1:index + 2] == EMOJI_KEYCAP))
+    if char == EMOJI_JOINER:
+        # Between two emoji ("👩‍💻", "❤️‍🔥", "🤦🏽‍♀️").
+        back = index - 1
+        while back >= 0 and (text[back] in EMOJI_PRESENTATION
+                             or _SKIN_TONES[0] <= text[back] <= _SKIN_TONES[1]):
+            back -= 1
+        after = text[index + 1:index + 2]
+        return back >= 0 and is_emoji_base(text[back]) and bool(after) and is_emoji_base(after)
+    if _TAGS[0] <= char <= _TAGS[1]:
+        # A subdivision flag: the black flag, tag letters, the cancel tag ("🏴󠁧󠁢󠁳󠁣󠁴󠁿").
+        back = index - 1
+        while back >= 0 and _TAGS[0] <= text[back] <= _TAGS[1]:
+            back -= 1
+        return back >= 0 and text[back] == _TAG_BASE
+    return False
+
+
+def has_forbidden_outside_emoji(text):
+    """Return True when text has a forbidden character that is not part of an emoji cluster."""
+    for match in _FORBIDDEN_OR_ASTRAL.finditer(text):
+        char = match.group()
+        if char > '\uffff' and not FORBIDDEN_CHARACTER.match(char):
+            continue
+        if not _part_of_emoji(text, match.start()):
+            return True
+    return False
+
+
+def fold_utterance(text):
+    """
+    Return the Folded form of an operator utterance (see fold).
+
+    An utterance may hold emoji clusters whole ("❤️", "👩‍💻", "1️⃣"): their
+    selectors, joiners and tags are part of the emoji, not hidden text. Every
+    other forbidden character is refused, as in any other text.
+    """
+    if has_forbidden_outside_emoji(text):
+        raise NormalizationError(
+            'control_characters', 'text contains control characters or invisible format '
+            'characters')
+    return fold(text, checked=True)
+
+
 def has_unsegmented_script(text):
     """Return True when text has a letter of a script written without spaces."""
     return _UNSEGMENTED_SCRIPT.search(text) is not None
@@ -358,10 +434,18 @@ def find(needle, haystack, start=0, end=None):
             _is_word_char(folded[found - 1]) and _is_word_char(folded[found]))
         ends_clean = stop == high or not (
             _is_word_char(folded[stop - 1]) and _is_word_char(folded[stop]))
-        if starts_clean and ends_clean and starts[found] != -1 and ends[stop - 1] != -1:
+        if starts_clean and ends_clean and starts[found] != -1 and ends[stop - 1] != -1 and (
+                not _cuts_emoji(haystack.display, starts[found], ends[stop - 1])):
             return starts[found], ends[stop - 1]
         found = folded.find(needle_key, found + 1, high)
     return None
+
+
+def _cuts_emoji(display, start, end):
+    """Return True when the span [start, end) of display begins or ends inside an emoji cluster."""
+    return (start < len(display) and is_emoji_continuation(display[start])) or (
+        0 < start and display[start - 1] == EMOJI_JOINER) or (
+        end < len(display) and is_emoji_continuation(display[end]))
 
 
 def locate(needle, haystack):

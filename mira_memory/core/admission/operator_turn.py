@@ -18,7 +18,7 @@ refused before the grounding rules never pays for it.
 from dataclasses import dataclass
 
 from mira_memory.core.admission.language import language
-from mira_memory.core.admission.normalize import fold, NormalizationError
+from mira_memory.core.admission.normalize import fold_utterance, NormalizationError
 from mira_memory.core.admission.text import analysis_of
 
 UTTERANCE_MAX_LENGTH = 4000
@@ -69,6 +69,6 @@ def _folded(utterance):
     if not isinstance(utterance, str) or len(utterance) > UTTERANCE_MAX_LENGTH:
         return None
     try:
-        return fold(utterance)
-    except NormalizationError:  # forbidden characters, or blank
+        return fold_utterance(utterance)
+    except NormalizationError:  # forbidden characters (outside an emoji), or blank
         return None

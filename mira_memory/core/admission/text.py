@@ -17,7 +17,10 @@ import re
 from typing import NamedTuple, Optional
 import unicodedata
 
-from mira_memory.core.admission.normalize import find, fold, Folded, NormalizationError
+from mira_memory.core.admission.normalize import EMOJI_JOINER, EMOJI_KEYCAP, EMOJI_PRESENTATION
+from mira_memory.core.admission.normalize import find, fold, Folded, is_emoji_base
+from mira_memory.core.admission.normalize import is_emoji_continuation, KEYCAP_BASES
+from mira_memory.core.admission.normalize import NormalizationError
 
 # Sentence ends and clause boundaries. Quote marks are transparent: they
 # neither end nor join anything.
@@ -58,7 +61,8 @@ class Token(NamedTuple):
     @property
     def is_symbol(self):
         """Return True for an emoji or other pictograph, which separates clauses."""
-        return not self.is_word and unicodedata.category(self.text) in _SYMBOL_CATEGORIES
+        return not self.is_word and (
+            len(self.text) > 1 or unicodedata.category(self.text) in _SYMBOL_CATEGORIES)
 
 
 @dataclass(frozen=True)
@@ -96,7 +100,9 @@ def is_word_char(char):
     # hyphen, joiners) is read as joining two words into one, so "Ada\u00adm"
     # never yields the name "Ada". (The text layer refuses such characters;
     # this keeps the grammar conservative should one get through.)
-    return char.isalnum() or char == '_' or unicodedata.category(char) in _WORD_CATEGORIES
+    # (An emoji presentation selector belongs to the emoji before it, never to a word.)
+    return char.isalnum() or char == '_' or (
+        unicodedata.category(char) in _WORD_CATEGORIES and char not in EMOJI_PRESENTATION)
 
 
 def key_of(text):
@@ -130,8 +136,14 @@ def _tokenize(text):
     length = len(text)
     while index < length:
         char = text[index]
-        if char.isspace():
+        if char.isspace() or char in EMOJI_PRESENTATION:
+            # (A selector no emoji took, as NFKC leaves it after "ℹ" read as "i".)
             index += 1
+        elif _starts_emoji(text, index):
+            stop = _emoji_end(text, index)
+            cluster = text[index:stop]
+            tokens.append(Token(cluster, _emoji_key(cluster), index, stop, False))
+            index = stop
         elif is_word_char(char):
             start = index
             index += 1
@@ -154,6 +166,37 @@ def _tokenize(text):
             tokens.append(Token(char, key_of(char), index, index + 1, False))
             index += 1
     return tokens
+
+
+def _starts_emoji(text, index):
+    """Return True where an emoji cluster starts: a pictograph, or a keycap ("1️⃣")."""
+    char = text[index]
+    if char in KEYCAP_BASES:
+        following = text[index + 1:index + 3]
+        return following[:1] == EMOJI_KEYCAP or following == '\ufe0f' + EMOJI_KEYCAP
+    return is_emoji_base(char)
+
+
+def _emoji_end(text, index):
+    """Return the end of the emoji cluster (UAX #29, emoji sequences) that starts at index."""
+    length = len(text)
+    index += 1
+    while index < length:
+        char = text[index]
+        if char == EMOJI_JOINER and index + 1 < length and is_emoji_base(text[index + 1]):
+            index += 2
+        elif is_emoji_continuation(char) and char != EMOJI_JOINER:
+            index += 1
+        else:
+            break
+    return index
+
+
+def _emoji_key(cluster):
+    """Return an emoji's key: the cluster without presentation selectors and skin tones."""
+    key = ''.join(char for char in cluster
+                  if char not in EMOJI_PRESENTATION and not '\U0001f3fb' <= char <= '\U0001f3ff')
+    return key or cluster
 
 
 def analysis_of(folded, lang):
