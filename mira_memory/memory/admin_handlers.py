@@ -11,7 +11,7 @@ are core/review's decisions (docs/review.md).
 """
 
 from mira_memory.core import store
-from mira_memory.core.admission import normalize, rules, text
+from mira_memory.core.admission import rules
 from mira_memory.core.review import check, decisions
 from mira_memory.memory import responses
 
@@ -136,12 +136,10 @@ class AdminHandlers:
         if request.confirm:
             # A forget may remove any number of rows of every kind: count afresh.
             self.health.set_counts(self.store.counts())
-            # Kept answers and folded texts would hold the forgotten text in
-            # this process until replaced: the forget drops them now.
+            # Kept answers would hold the forgotten text in this process until
+            # replaced: the forget drops them now. (Admission keeps no text
+            # past its request: core/admission/operator_turn.py.)
             self.recall_cache.clear()
-            normalize.forget_kept_texts()
-            # Admission and verify keep the analyses of the last utterances.
-            text.forget_kept_texts()
             self._recount_receipts()
         responses.fill_forget(response, plan)
 

@@ -359,7 +359,8 @@ class MemoryService(AdminHandlers):
         if not self.database_in_place():
             return rules.backend_failure()
         try:
-            context = rules.TurnContext(
+            # The turn is read once, here: every rule reads this one value.
+            context = rules.Turn(
                 episode_id=request.episode_id, turn_id=request.turn_id,
                 utterance=request.utterance)
             proposal = rules.Proposal(

@@ -26,6 +26,7 @@ applied/duplicate for a memory still stored).
 """
 
 import collections
+import dataclasses
 import hashlib
 
 from mira_memory.core.admission import rules
@@ -78,7 +79,10 @@ class TurnProposalLog:
         # nothing about the proposal: neither is the turn's first answer.
         if all(isinstance(part, str) and part for part in key) and (
                 result.reason != rules.REASON_BACKEND_FAILURE):
-            self._turns[key] = (digest, result)
+            # (Without the verdict and the trigger that decided: their words are
+            # operator text, which no record of the process keeps past the request.)
+            kept = dataclasses.replace(result, decider=None, grounding=None)
+            self._turns[key] = (digest, kept)
             while len(self._turns) > self._capacity:
                 self._turns.popitem(last=False)
         return result

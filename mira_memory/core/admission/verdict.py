@@ -25,13 +25,13 @@ reason, and the operator can say it again plainly.
 from dataclasses import dataclass
 import functools
 import itertools
-from typing import Optional, Tuple
+from typing import NamedTuple, Optional, Tuple
 
 from mira_memory.core.admission import anchors, clauses, scope
-from mira_memory.core.admission.language import language
-from mira_memory.core.admission.normalize import NormalizationError, normalize_key
-from mira_memory.core.admission.text import analyse, Claim, occurrences, QUOTES
-from mira_memory.core.admission.text import span_text, TERMINATORS, token_range, tokenize
+from mira_memory.core.admission.normalize import find, fold, NormalizationError, normalize_key
+from mira_memory.core.admission.operator_turn import Turn
+from mira_memory.core.admission.text import Claim, occurrences, QUOTES
+from mira_memory.core.admission.text import TERMINATORS, token_range, tokenize
 
 # Failures: the rule family decides the reason (admission maps it); the name
 # picks the fixed error sentence.
@@ -41,6 +41,11 @@ VALUE = 'value'
 POLARITY = 'polarity'
 
 _PLAIN = 'so it is not a plain statement; nothing was written.'
+# What a decision record quotes (describe): at most this many triggers of an
+# admitted sentence, each quotation at most this long.
+_DESCRIBED_MAX = 3
+_QUOTED_MAX = 60
+_DIRECTIONS = {'forward': 'forward', 'backward': 'backward', 'both': 'both ways'}
 ERRORS = {
     'unclaimed_language': (
         CLAUSE, 'The sentence is in a language the rules have no data for, so they cannot tell '
@@ -133,6 +138,16 @@ class Grounding:
     # you like tea."): for a second-person subject, one that names another
     # entity than the robot is the one addressed.
     addressee_candidates: Tuple[str, ...] = ()
+    # The trigger that decided, for a person who reviews it: the one whose
+    # scope reached the evidence (a refusal), or those of the sentence the
+    # rules read and let pass (an admission). A Decider: worked out into
+    # words (describe) only when someone keeps them.
+    decider: Optional['Decider'] = None
+
+    @property
+    def decided_by(self):
+        """Return the words of the trigger that decided ('' when none did)."""
+        return str(self.decider) if self.decider is not None else ''
 
     @property
     def rule(self):
@@ -146,30 +161,51 @@ class Grounding:
 
 
 def ground(utterance, evidence, subject, value, predicate, *, relationship=False, lang=None,
-           vocatives=(), analysis=None):
+           vocatives=()):
     """
     Check the grounding rules for an evidence that the literal rules already found.
 
-    Every whole-word occurrence of the evidence in the utterance is tried;
-    the proposal is grounded when one occurrence satisfies every rule. When
-    none does, the failure of the first occurrence is returned. Only the
-    first few occurrences are tried, so a long repetitive utterance stays
-    cheap. lang is the merged language data (default: every shipped language
-    file); vocatives are the robot's names, which may address it ("ok mira,
-    ..."); analysis is the utterance's Analysis when the caller has it.
+    utterance is the operator Turn, or its text (read into a Turn here);
+    lang is the merged language data (default: every shipped language file);
+    vocatives are the robot's names, which may address it ("ok mira, ...").
+    See ground_turn.
     """
-    lang = lang or language()
-    analysis = analysis or analyse(utterance, lang)
-    if analysis is None:
+    turn = Turn.of(utterance, lang) if isinstance(utterance, Turn) else Turn(
+        '', '', utterance, lang)
+    if turn.folded is None:
         return Grounding('not_a_clause')
-    span = span_text(evidence, analysis.display)
+    try:
+        span = find(fold(evidence), turn.folded)
+    except NormalizationError:
+        span = None
     if span is None:
         return Grounding('not_a_clause')
-    claim = Claim(lang, analysis, subject, value, predicate, relationship,
-                  tuple(filter(None, map(_name_keys, vocatives))))
+    return ground_turn(turn, span, subject, value, predicate, relationship=relationship,
+                       vocatives=vocatives)
+
+
+def ground_turn(turn, span, subject, value, predicate, *, relationship=False, vocatives=(),
+                forms=(None, None)):
+    """
+    Check the grounding rules for the evidence found at span (start, end) of the turn's display.
+
+    Every whole-word occurrence of the evidence's wording in the utterance is
+    tried; the proposal is grounded when one occurrence satisfies every rule.
+    When none does, the failure of the first occurrence is returned. Only the
+    first few occurrences are tried, so a long repetitive utterance stays
+    cheap. forms: the subject's and the value's Folded forms when the caller
+    has them (else they are folded here).
+    """
+    analysis = turn.analysis
+    if analysis is None:
+        return Grounding('not_a_clause')
+    wording = analysis.display[span[0]:span[1]]
+    claim = Claim(turn.language, analysis, subject, value, predicate, relationship,
+                  tuple(filter(None, map(_name_keys, vocatives))), *forms)
     first_failure = None
-    for start in itertools.islice(occurrences(span, analysis.display), anchors.OCCURRENCES_MAX):
-        verdict = _ground_occurrence(claim, start, start + len(span))
+    for start in itertools.islice(occurrences(wording, analysis.display),
+                                  anchors.OCCURRENCES_MAX):
+        verdict = _ground_occurrence(claim, start, start + len(wording))
         if verdict.failure is None:
             return verdict
         first_failure = first_failure or verdict
@@ -209,17 +245,13 @@ def _ground_occurrence(claim, start, end):
 
     # Spans the scans below must not read as grammar: the subject's name, and
     # a relationship's value (it names the related entity).
-    evidence_text = analysis.display[tokens[first].start:tokens[stop - 1].end]
-    offset = tokens[first].start
-    subject_span = anchors.find_span(claim.subject, evidence_text, offset) or (
-        anchors.genitive_span(lang, claim.subject, evidence_text, offset))
-    value_spans = anchors.value_spans(claim.value, evidence_text, offset)
+    window = (tokens[first].start, tokens[stop - 1].end)
+    subject_span = anchors.find_span(claim, claim.subject_form, window) or (
+        anchors.genitive_span(lang, claim.subject, analysis.display, window))
+    value_spans = anchors.value_spans(claim, window)
     names = [subject_span] if subject_span else []
     if claim.relationship:
         names.extend(value_spans)
-
-    def in_names(token):
-        return any(span[0] <= token.start and token.end <= span[1] for span in names)
 
     reached = scope.reaching(claim, structure_, first, stop, value_spans, names)
     failure, addressees = None, ()
@@ -240,18 +272,21 @@ def _ground_occurrence(claim, start, end):
                for key in analysis.keys[first:stop]):
             marks = anchors.marks_of(lang, analysis, structure_,
                                      scope.occurrences(claim, structure_))
-            anchored = anchors.judge(claim, structure_, first, stop, subject_span, value_spans,
-                                     in_names, scope.negations(claim, structure_, (first,)),
-                                     marks)
+            anchored = anchors.judge(claim, anchors.Occurrence(
+                structure_, first, stop, subject_span, tuple(value_spans), tuple(names),
+                scope.negations(claim, structure_, (first,)), marks))
             if anchored.failure == 'value_set_aside':
                 set_aside = anchored.failure
-        return Grounding(set_aside or reached[0].trigger.failure)
+        return Grounding(set_aside or reached[0].trigger.failure,
+                         decider=Decider(claim, structure_, (reached[0],), first, stop, True))
     negations = scope.negations(claim, structure_, openers=(first,))
-    if any(not (first <= occurrence.start and occurrence.stop <= stop)
-           and not _inside(tokens, occurrence, names)
-           and covered.intersection(range(first, stop))
-           for occurrence, covered in negations):
-        return Grounding('negated_outside')
+    outside = next((occurrence for occurrence, covered in negations
+                    if not (first <= occurrence.start and occurrence.stop <= stop)
+                    and not _inside(tokens, occurrence, names)
+                    and covered.intersection(range(first, stop))), None)
+    if outside is not None:
+        return Grounding('negated_outside',
+                         decider=Decider(claim, structure_, (outside,), first, stop, True))
     if scope.tag_after(claim, structure_, stop, sentence):
         return Grounding('question')
     # (Read after the triggers: a sentence they already refuse needs no
@@ -264,8 +299,9 @@ def _ground_occurrence(claim, start, end):
     if failure:
         return Grounding(failure)
     marks = anchors.marks_of(lang, analysis, structure_, scope.occurrences(claim, structure_))
-    anchored = anchors.judge(claim, structure_, first, stop, subject_span, value_spans,
-                             in_names, negations, marks)
+    anchored = anchors.judge(claim, anchors.Occurrence(
+        structure_, first, stop, subject_span, tuple(value_spans), tuple(names), negations,
+        marks))
     if anchored.failure is None:
         # Where the evidence ends is judged after who and what it is about:
         # "rosa's husband is a paramedic | with ..." is about the husband.
@@ -273,9 +309,61 @@ def _ground_occurrence(claim, start, end):
                                       scope.occurrences(claim, structure_))
         if failure:
             return Grounding(failure)
+    passed = scope.occurrences(claim, structure_)[:_DESCRIBED_MAX]
     return Grounding(anchored.failure, anchored.other_subject_found,
                      anchored.other_subject_candidates, anchored.longer_subject_candidates,
-                     addressees if anchored.failure is None else ())
+                     addressees if anchored.failure is None else (),
+                     Decider(claim, structure_, passed, first, stop, False)
+                     if passed and anchored.failure is None else None)
+
+
+class Decider(NamedTuple):
+    """The trigger occurrences that decided, with what describe() needs to say so."""
+
+    claim: Claim
+    structure: object
+    occurrences: tuple
+    first: int
+    stop: int
+    reached: bool
+
+    def __str__(self):
+        return '; '.join(describe(self.claim, self.structure, occurrence, self.first,
+                                  self.reached, self.stop)
+                         for occurrence in self.occurrences)
+
+
+def describe(claim, structure_, occurrence, first, reached=True, stop=None):
+    """
+    Return what a trigger occurrence is, for a person: class, words, position and scope.
+
+    'hedge "I think" at characters 21-28, reach sentence, both ways, governs
+    "Ada likes tea"': the characters are those of the utterance's display
+    form; a trigger the rules let pass says why (a pseudo-trigger "asserts",
+    a negation inside the evidence [first, stop) is the predicate's own,
+    any other "does not reach the evidence").
+    """
+    tokens, display = claim.analysis.tokens, claim.analysis.display
+    start, end = tokens[occurrence.start].start, tokens[occurrence.stop - 1].end
+    trigger = occurrence.trigger
+    governed = ', '.join(
+        '"%s"' % _shortened(display[tokens[begin].start:tokens[stop - 1].end])
+        for begin, stop in scope.scope(claim, structure_, occurrence, openers=(first,))
+        if stop > begin) or 'nothing'
+    text = '%s "%s" at characters %d-%d, reach %s, %s, governs %s' % (
+        trigger.kind, _shortened(display[start:end]), start, end, trigger.reach,
+        _DIRECTIONS[trigger.direction], governed)
+    if reached:
+        return text
+    if trigger.kind == 'pseudo':
+        return text + ': asserts'
+    if trigger.kind == 'negation' and first <= occurrence.start and occurrence.stop <= stop:
+        return text + ": the predicate's own"
+    return text + ': does not reach the evidence'
+
+
+def _shortened(text):
+    return text if len(text) <= _QUOTED_MAX else text[:_QUOTED_MAX - 3] + '...'
 
 
 def _inside(tokens, occurrence, names):
