@@ -158,8 +158,7 @@ def test_the_turn_proposal_log_keeps_no_operator_words_of_a_refusal(store):
     context = TurnContext('e1', 't1', f'Maybe {canary} likes green tea.')
     proposal = Proposal('preference', canary, 'likes', 'green tea', None, None,
                         f'{canary} likes green tea')
-    result = log.answer(context, proposal, lambda: admit(store, context, proposal, 'Mira'),
-                        store, 'Mira')
+    result = log.answer(context, proposal, lambda: admit(store, context, proposal, 'Mira'))
     assert 'Maybe' in result.decided_by  # the caller (review) may still read it
     assert not _holds(log._turns, canary, set())
     assert not _holds(log._turns, 'Maybe', set())
