@@ -390,6 +390,11 @@ class Language:
         self.trigger_words = frozenset(
             keys[0] for found in self.trigger_phrases.values() for keys, trigger in found
             if trigger.kind != 'pseudo')
+        # Single words of the classes that govern a clause as a belief or a
+        # report ("croit", "penso"): a restrictive "ne ... que" around one is no restriction.
+        self.belief_words = frozenset(
+            keys[0] for found in self.trigger_phrases.values() for keys, trigger in found
+            if len(keys) == 1 and trigger.kind in ('report', 'hedge', 'denial'))
         self.trigger_suffixes = tuple(sorted(suffixes, key=lambda item: len(item[0]),
                                              reverse=True))
         self.trigger_prefixes = tuple(sorted(prefixes, key=lambda item: len(item[0]),

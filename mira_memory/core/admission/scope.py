@@ -75,7 +75,8 @@ def _find(lang, analysis, structure_, vocatives):
         for phrase, trigger in matches[index]:
             if trigger.kind == 'pseudo' and (
                     not trigger.after_negation
-                    or _negated_before(lang, analysis, structure_, index)):
+                    or _negated_before(lang, analysis, structure_, index)) and not (
+                    _belief_in_placeholder(lang, analysis, index, phrase)):
                 found.append(Occurrence(index, index + len(phrase), trigger))
                 masked.update(range(index, index + len(phrase)))
                 break
@@ -112,6 +113,17 @@ def _find(lang, analysis, structure_, vocatives):
             continue
         index += 1
     return found
+
+
+def _belief_in_placeholder(lang, analysis, index, phrase):
+    """
+    Return True when a pseudo-trigger's {any} is filled by a report or hedge word.
+
+    "ne boit que du thé" restricts, but "personne ne croit que ..." and
+    "non penso che ..." are a negated belief governing a clause.
+    """
+    return any(word == '{any}' and analysis.keys[index + offset] in lang.belief_words
+               for offset, word in enumerate(phrase))
 
 
 def _matched(lang, analysis, index, end):
