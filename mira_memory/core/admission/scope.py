@@ -383,6 +383,23 @@ def _backward_start(claim, structure_, occurrence):
             and analysis.keys[index] not in lang.relation_nouns)
         if words_after > trigger.tail:
             return None
+        # "she's Irish, from Cork I think": a short hedge closing a clause of
+        # other words doubts that detail, not the statement before it.
+        # (A clause that opens with a preposition: "..., Bob says" still reports.)
+        own = structure_.clause_start(occurrence.start)
+        if own > structure_.start and all(
+                analysis.keys[index] in lang.persons or analysis.keys[index] in lang.speakers
+                for index in range(own, occurrence.start) if analysis.tokens[index].is_word):
+            own = structure_.clause_start(own - 1)  # "from Cork | I think"
+        first = next((index for index in range(own, occurrence.start)
+                      if analysis.tokens[index].is_word and index not in structure_.skipped),
+                     None)
+        if own > structure_.start and first is not None and (
+                analysis.keys[first] in lang.phrase_prepositions) and any(
+                analysis.keys[index] not in lang.function_words
+                for index in range(first + 1, occurrence.start)
+                if analysis.tokens[index].is_word):
+            return own
     opening = _opening_boundary(structure_, occurrence)
     # A condition, report or hedge whose clause "and", "so", "but" or a
     # subordinator opened belongs to what follows ("... so if someone gets
