@@ -2,7 +2,9 @@
 """Shared fixtures: loopback-only DDS, a private domain, real memory node processes."""
 
 import datetime
+import json
 import os
+import pathlib
 import random
 
 from mira_memory.ros import type_support
@@ -62,48 +64,78 @@ def _ros_missing_reason():
 ROS_MISSING = _ros_missing_reason()
 
 
-# The slowest test files, with the seconds they took in a 5-worker run
-# (per-file sums of the junit file, .work/ci-jazzy.xml after .ci/run). They
-# are collected first, longest first, and tools/test keeps that order
-# (pytest-xdist --no-loadscope-reorder: a worker takes the next file when it
-# runs low), so no long file starts near the end and holds up the whole run.
-# Every other file follows in pytest's own order. A figure that goes stale
-# only makes the run less even, never different.
-SLOW_FILES_S = {
-    'test/system/test_simulation.py': 70,
-    # Issue 34's two (a 100,000-memory store each), measured alone, 3 workers.
-    'test/system/test_console_terminal.py': 60,
-    'test/system/test_admin_actions.py': 55,
-    'test/system/test_lifecycle_node.py': 40,
-    'test/system/test_bench_quick.py': 39,
-    'test/system/test_storage_faults.py': 33,
-    'test/system/test_crash_restart.py': 31,
-    'test/system/test_security_policy.py': 25,
-    'test/system/test_managed_memory_node.py': 23,
-    'test/system/test_receipts_node.py': 23,
-    'test/node/test_recall_service.py': 21,
-    'test/unit/test_grounding_properties.py': 21,
-    'test/node/test_operations.py': 20,
-    'test/node/test_observed_turns.py': 17,
-    'test/system/test_power_cut.py': 16,
-    'test/unit/test_chat_model.py': 16,
-    'test/system/test_model_cognition.py': 15,
-    'test/system/test_node_parameters.py': 15,
-    'test/system/test_bench_modes.py': 15,
-    'test/system/test_clients.py': 15,
-    'test/unit/test_lint.py': 14,
-    'test/node/test_grounding_corpus_service.py': 14,
-    'test/system/test_node_signals.py': 12,
-    'test/unit/test_normalize.py': 10,
-    'test/system/test_private_files.py': 8,
-    'test/system/test_console_process.py': 7,
-}
+# The order files run in. tools/test hands whole files to the pytest-xdist
+# workers (--dist loadfile: a module's fixtures build their big stores once)
+# in collection order (--no-loadscope-reorder), a worker taking the next file
+# when it runs low. A long file that starts near the end holds up the whole
+# run, so the longest go first. Their length is measured, not written down:
+# every run records the seconds each of its files took (setup, call and
+# teardown of every test) in .work/test-seconds.json, merged into what
+# earlier runs recorded, so the order follows the suite as it changes and a
+# run of a few files refreshes just those. A file not recorded yet (new)
+# goes first too: running a short one early costs nothing, starting a long
+# one last costs its whole length. Files not recorded (all of them in a
+# fresh clone) go by tier: the system tier (real processes, the long files)
+# first, then the node tier, then the unit tier. A stale figure only makes
+# the run less even, never different.
+SECONDS_FILE = pathlib.Path(__file__).resolve().parents[1] / '.work' / 'test-seconds.json'
+TIER_ORDER = ('test/system/', 'test/node/')
+_seconds_this_run = {}
+
+
+def _file_of(nodeid):
+    return nodeid.split('::', 1)[0]
+
+
+def _recorded_seconds():
+    try:
+        recorded = json.loads(SECONDS_FILE.read_text(encoding='utf-8'))
+    except (OSError, ValueError):
+        return {}
+    return recorded if isinstance(recorded, dict) else {}
+
+
+def _run_order(items):
+    """Return a sort key per file: not yet measured first, by tier; then the longest."""
+    files = list(dict.fromkeys(_file_of(item.nodeid) for item in items))
+    seconds = _recorded_seconds()
+
+    def key(file):
+        if file in seconds:
+            return (1, 0, -float(seconds[file]))
+        tier = next((rank for rank, prefix in enumerate(TIER_ORDER) if file.startswith(prefix)),
+                    len(TIER_ORDER))
+        return (0, tier, 0.0)
+    return {file: key(file) for file in files}
+
+
+def pytest_runtest_logreport(report):
+    # Under pytest-xdist the controller gets every worker's reports.
+    file = _file_of(report.nodeid)
+    _seconds_this_run[file] = _seconds_this_run.get(file, 0.0) + report.duration
+
+
+def pytest_sessionfinish(session):
+    """Merge this run's seconds per file into the record (not in an xdist worker)."""
+    if not _seconds_this_run or hasattr(session.config, 'workerinput'):
+        return
+    seconds = {**_recorded_seconds(),
+               **{file: round(value, 1) for file, value in _seconds_this_run.items()}}
+    try:
+        SECONDS_FILE.parent.mkdir(exist_ok=True)
+        partial = SECONDS_FILE.with_name(f'{SECONDS_FILE.name}.{os.getpid()}')
+        partial.write_text(json.dumps(seconds, indent=0, sort_keys=True), encoding='utf-8')
+        # Whole or not at all, should two runs finish together.
+        os.replace(partial, SECONDS_FILE)
+    except OSError:
+        pass  # a read-only checkout runs in the default order next time
 
 
 def pytest_collection_modifyitems(config, items):
-    """Run the slowest files first; skip ROS tests, with the reason, without ROS."""
-    # sort() is stable: the tests of a file keep their order.
-    items.sort(key=lambda item: -SLOW_FILES_S.get(item.nodeid.split('::', 1)[0], 0))
+    """Run the longest files first; skip ROS tests, with the reason, without ROS."""
+    order = _run_order(items)
+    # sort() is stable: the tests of a file keep their order, files of one rank theirs.
+    items.sort(key=lambda item: order[_file_of(item.nodeid)])
     if ROS_MISSING is None:
         return
     if os.environ.get('MIRA_REQUIRE_ROS') == '1':
@@ -122,7 +154,7 @@ def pytest_configure(config):
 @pytest.fixture(scope='session')
 def ros():
     """Session-wide test client node in a private rclpy context."""
-    from rosutil import RosClient
+    from helpers.rosutil import RosClient
     client = RosClient()
     yield client
     client.close()
@@ -130,7 +162,7 @@ def ros():
 
 def _start_memory_node(started, directory, parameters=None, *, namespace=None,
                        wait_service='admin/status', ros=None, cwd=None):
-    from rosutil import NodeProcess, unique_namespace
+    from helpers.rosutil import NodeProcess, unique_namespace
     namespace = namespace or unique_namespace()
     process = NodeProcess('memory_node', namespace=namespace, parameters=parameters,
                           directory=directory, cwd=cwd)
@@ -138,7 +170,7 @@ def _start_memory_node(started, directory, parameters=None, *, namespace=None,
     process.prefix = f'{namespace}/memory'
     started.append(process)
     if ros is not None and wait_service:
-        from memory_services import create_clients
+        from helpers.memory_services import create_clients
         from mira_memory import srv
         create_clients(ros, process.prefix)
         service_type = {
@@ -192,7 +224,7 @@ def console_memory():
     tested in test/system/test_console_process.py.
     """
     from mira_memory.console import memory_console
-    from rosutil import console_memory_command
+    from helpers.rosutil import console_memory_command
     sessions = {}
 
     def for_node(node):

@@ -2,7 +2,7 @@
 """
 The console's lines for supervised review: pending, pending show, accept, supersede, dismiss.
 
-memory_console.py parses the commands and calls the services; the answers of
+commands.py parses the commands and session.py calls the services; the answers of
 the review commands are rendered here, and so are the review parts of
 `memory show` (a supervised memory's receipt, the supersession chain).
 docs/review.md shows every one of them with real output.
@@ -14,7 +14,7 @@ import json
 import os
 import socket
 
-# The words of the commands rendered here (memory_console.COMMANDS).
+# The words of the commands rendered here (commands.COMMANDS).
 COMMAND_WORDS = (('pending',), ('pending', 'show'), ('accept',), ('supersede',), ('dismiss',))
 # The utterance quoted in the list: its first characters.
 QUOTE_CHARACTERS = 48

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
 """
-The node tier: memory nodes built in the test process (test/inprocess.py).
+The node tier: memory nodes built in the test process (test/helpers/inprocess.py).
 
 These fixtures replace the root conftest's real-process ones under the same
 names: ros is a client on the tier's one private rclpy Context, and
@@ -25,7 +25,7 @@ def node_context():
 @pytest.fixture(scope='session')
 def ros(node_context):
     """Return a test client node on the tier's Context (the nodes' own participant)."""
-    from rosutil import RosClient
+    from helpers.rosutil import RosClient
     client = RosClient(context=node_context)
     yield client
     client.close()
@@ -33,7 +33,7 @@ def ros(node_context):
 
 def _start(started, context, parameters=None, *, namespace=None, wait_service='admin/status',
            ros=None, cwd=None):
-    from inprocess import InProcessNode
+    from helpers.inprocess import InProcessNode
     node = InProcessNode(context, parameters, namespace=namespace, cwd=cwd)
     started.append((node, ros))
     if ros is not None and wait_service:

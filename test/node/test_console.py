@@ -15,11 +15,11 @@ import re
 import signal
 import threading
 
+from helpers.rosutil import console_memory_command, unique_namespace
 from mira_memory import srv
 from mira_memory.console import jobs
 from mira_memory.console import memory_console as console
 import pytest
-from rosutil import console_memory_command, unique_namespace
 
 pytestmark = pytest.mark.ros
 

@@ -10,10 +10,10 @@ through the admin services. The test prints the false admissions and false
 rejections and fails if either, or any wrong reason, is not zero.
 """
 
-from corpus_cases import HELD_OUT_DIRECTORIES, HELD_OUT_FALSE_REJECTIONS_MAX
-from corpus_cases import HELD_OUT_MINIMUM_CASES, load, ROBOT_PROFILE
-from corpus_cases import Tally
-from memory_services import MemoryServices, remember_request, start_enabled_node
+from helpers.corpus_cases import HELD_OUT_DIRECTORIES, HELD_OUT_FALSE_REJECTIONS_MAX
+from helpers.corpus_cases import HELD_OUT_MINIMUM_CASES, load, ROBOT_PROFILE
+from helpers.corpus_cases import Tally
+from helpers.memory_services import MemoryServices, remember_request, start_enabled_node
 import pytest
 
 pytestmark = pytest.mark.ros

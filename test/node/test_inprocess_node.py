@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
 """
-The node tier's harness (test/inprocess.py) stops with the exit code the process would have.
+The node tier's harness (test/helpers/inprocess.py) stops with the process's exit code.
 
 node_runner.run lets an exception out of spinning or out of destroy_node
 end the process with a traceback and exit 1; InProcessNode.stop() returns
@@ -10,7 +10,7 @@ can fail, and the tier's fixtures fail a test whose node raised.
 
 import time
 
-from inprocess import InProcessNode
+from helpers.inprocess import InProcessNode
 from mira_memory.memory.node import MemoryNode
 import pytest
 

@@ -6,10 +6,10 @@ import itertools
 import re
 import sqlite3
 
+from helpers.schema_v1 import make_version_1_database
 from mira_memory import msg, srv
 from mira_memory.ros.node_runner import StartupError
 import pytest
-from schema_v1 import make_version_1_database
 
 pytestmark = pytest.mark.ros
 

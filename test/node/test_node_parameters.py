@@ -11,9 +11,9 @@ test/system/test_node_parameters.py, one real process per executable.
 
 import importlib
 
+from helpers.rosutil import unique_namespace
 from mira_memory.ros.node_runner import StartupError
 import pytest
-from rosutil import unique_namespace
 import yaml
 
 pytestmark = pytest.mark.ros

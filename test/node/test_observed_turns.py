@@ -11,12 +11,12 @@ import itertools
 import re
 import time
 
-from memory_services import MemoryServices, rcl_msg, rcl_srv, srv, start_enabled_node
+from helpers.memory_services import MemoryServices, rcl_msg, rcl_srv, srv, start_enabled_node
+from helpers.rosutil import unique_namespace
 from mira_memory.core.admission import turns
 from mira_memory.memory import responses
 from mira_memory.ros.node_runner import StartupError
 import pytest
-from rosutil import unique_namespace
 
 pytestmark = pytest.mark.ros
 

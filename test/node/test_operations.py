@@ -10,7 +10,7 @@ import os
 import shutil
 import time
 
-from diagnostics_util import diagnostics, values
+from helpers.diagnostics_util import diagnostics, values
 from mira_memory import srv
 from mira_memory.ros.node_runner import StartupError
 import pytest

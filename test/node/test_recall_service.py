@@ -9,9 +9,9 @@ names of its own through the admin services, so the tests stay independent.
 import re
 import sqlite3
 
-from memory_services import database_fingerprint, MemoryServices, message_strings, msg
-from memory_services import read_locks_held, SLOW_CALL_TIMEOUT, srv, start_enabled_node
-from memory_services import unique
+from helpers.memory_services import database_fingerprint, MemoryServices, message_strings, msg
+from helpers.memory_services import read_locks_held, SLOW_CALL_TIMEOUT, srv, start_enabled_node
+from helpers.memory_services import unique
 import pytest
 
 pytestmark = pytest.mark.ros

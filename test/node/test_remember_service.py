@@ -12,11 +12,11 @@ from dataclasses import replace
 import itertools
 import re
 
-from admission_cases import Case, CASES, context, FACT, FACT_CONTEXT, RELATIONSHIP
-from admission_cases import RELATIONSHIP_CONTEXT, ROBOT_PROFILE
-from memory_services import MemoryServices, message_strings, rcl_msg, rcl_srv
-from memory_services import remember_request, SLOW_CALL_TIMEOUT, srv, start_enabled_node
-from memory_services import unique, unique_token, write_lock_held
+from helpers.admission_cases import Case, CASES, context, FACT, FACT_CONTEXT, RELATIONSHIP
+from helpers.admission_cases import RELATIONSHIP_CONTEXT, ROBOT_PROFILE
+from helpers.memory_services import MemoryServices, message_strings, rcl_msg, rcl_srv
+from helpers.memory_services import remember_request, SLOW_CALL_TIMEOUT, srv, start_enabled_node
+from helpers.memory_services import unique, unique_token, write_lock_held
 from mira_memory.core.admission.rules import Proposal, TURN_ALREADY_PROPOSED_ERROR, TurnContext
 import pytest
 

@@ -10,7 +10,7 @@ test/system/test_review_node.py.
 
 import itertools
 
-from memory_services import MemoryServices, srv
+from helpers.memory_services import MemoryServices, srv
 from mira_memory.ros.node_runner import StartupError
 import pytest
 

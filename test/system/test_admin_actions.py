@@ -14,11 +14,11 @@ import shutil
 import sqlite3
 import sys
 
-from action_goals import ABORTED, CANCELED, finish, Goal, SUCCEEDED
+from helpers.action_goals import ABORTED, CANCELED, finish, Goal, SUCCEEDED
+from helpers.rosutil import NodeProcess, unique_namespace
 from mira_memory.action import Backup, Export, Verify
 from mira_memory.core.archive import copies
 import pytest
-from rosutil import NodeProcess, unique_namespace
 
 pytestmark = pytest.mark.ros
 

@@ -16,14 +16,14 @@ import sys
 import time
 import warnings
 
+from helpers.rosutil import executable, NodeProcess, unique_namespace
 from mira_memory.ros import node_runner
 from mira_memory.simulation import processes
 import pytest
-from rosutil import executable, NodeProcess, unique_namespace
 
 pytestmark = pytest.mark.ros
 
-SERVER = pathlib.Path(__file__).resolve().parents[1] / 'drop_first_server.py'
+SERVER = pathlib.Path(__file__).resolve().parents[1] / 'helpers' / 'drop_first_server.py'
 
 
 class DropFirstServer(processes.Process):

@@ -5,8 +5,8 @@ import itertools
 import re
 import subprocess
 
+from helpers.rosutil import executable
 import pytest
-from rosutil import executable
 
 pytestmark = pytest.mark.ros
 

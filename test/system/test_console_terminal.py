@@ -17,10 +17,10 @@ import signal
 import subprocess
 import sys
 
-from copy_in_flight import partial_file_locked
+from helpers.copy_in_flight import partial_file_locked
+from helpers.rosutil import executable, NodeProcess, unique_namespace
 import pexpect
 import pytest
-from rosutil import executable, NodeProcess, unique_namespace
 
 pytestmark = pytest.mark.ros
 

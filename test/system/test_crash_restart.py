@@ -20,7 +20,7 @@ per executable; MIRA_SWEEP=full (tools/fault_sweep) 40 times.
 import os
 import random
 
-import durability
+from helpers import durability
 import pytest
 
 pytestmark = pytest.mark.ros

@@ -6,10 +6,12 @@ import os
 import re
 import signal
 
-from action_goals import ABORTED, finish
-from copy_in_flight import console_process, partial_file_locked
-from copy_in_flight import wait_for_backup_in_flight
-from memory_services import MemoryServices, OBSERVED_TURN_WAIT, remember_request
+from helpers.action_goals import ABORTED, finish
+from helpers.copy_in_flight import console_process, partial_file_locked
+from helpers.copy_in_flight import wait_for_backup_in_flight
+from helpers.memory_services import MemoryServices, OBSERVED_TURN_WAIT, remember_request
+from helpers.raw_scan import raw_hits
+from helpers.schema_v1 import make_version_1_database
 from mira_memory import srv
 from mira_memory.action import Backup, Export, Verify
 from mira_memory.console import offline_tools
@@ -17,8 +19,6 @@ from mira_memory.core.admission.rules import Proposal, TurnContext
 from mira_memory.core.archive import copies
 from mira_memory.core.store import ownership, schema
 import pytest
-from raw_scan import raw_hits
-from schema_v1 import make_version_1_database
 
 pytestmark = pytest.mark.ros
 

@@ -3,7 +3,7 @@
 memory_lifecycle_node as a real process, driven through real lifecycle_msgs calls.
 
 Every transition goes through the node's ~/get_available_transitions and
-~/change_state as `ros2 lifecycle set` sends it (test/lifecycle_cli.py), and
+~/change_state as `ros2 lifecycle set` sends it (test/helpers/lifecycle_cli.py), and
 every state is read back through ~/get_state. What the database holds is
 read from the file itself, not from the node.
 """
@@ -14,19 +14,19 @@ import pathlib
 import signal
 import sqlite3
 
-from action_goals import ABORTED, finish, Goal
-from copy_in_flight import console_process, partial_file_locked, wait_for_backup_in_flight
-from diagnostics_util import diagnostics, values
-from lifecycle_cli import get_state, prepare, set_state
-from memory_services import create_clients, MemoryServices, OBSERVED_TURN_WAIT
-from memory_services import remember_request
+from helpers.action_goals import ABORTED, finish, Goal
+from helpers.copy_in_flight import console_process, partial_file_locked, wait_for_backup_in_flight
+from helpers.diagnostics_util import diagnostics, values
+from helpers.lifecycle_cli import get_state, prepare, set_state
+from helpers.memory_services import create_clients, MemoryServices, OBSERVED_TURN_WAIT
+from helpers.memory_services import remember_request
+from helpers.rosutil import NodeProcess, unique_namespace
+from helpers.schema_v1 import make_version_1_database
 from mira_memory.action import Backup
 from mira_memory.core.admission.rules import Proposal, TurnContext
 from mira_memory.core.archive import copies
 from mira_memory.core.store import ownership
 import pytest
-from rosutil import NodeProcess, unique_namespace
-from schema_v1 import make_version_1_database
 
 pytestmark = pytest.mark.ros
 

@@ -15,15 +15,15 @@ import pathlib
 import subprocess
 import sys
 
-import chat_server
-from chat_server import ChatServer, Status, text, tool_calls
-from memory_services import MemoryServices, unique
+from helpers import chat_server
+from helpers.chat_server import ChatServer, Status, text, tool_calls
+from helpers.memory_services import MemoryServices, unique
+from helpers.rosutil import executable, NodeProcess
 from mira_memory.cognition import chat
 from mira_memory.cognition import tools
 from mira_memory.msg import OperatorUtterance, ToolResult
 from mira_memory.wire import HISTORY_SUBSCRIBER_QOS
 import pytest
-from rosutil import executable, NodeProcess
 
 pytestmark = pytest.mark.ros
 

@@ -11,8 +11,8 @@ float parameter `1` is the easy mistake these guard against.
 
 import subprocess
 
+from helpers.rosutil import executable, unique_namespace
 import pytest
-from rosutil import executable, unique_namespace
 
 pytestmark = pytest.mark.ros
 

@@ -15,12 +15,12 @@ The memory node executables as real processes: one owner per file, and a clean s
 import hashlib
 import signal
 
-import durability
-from lifecycle_cli import prepare, set_state
-from memory_services import create_clients, OBSERVED_TURN_WAIT
+from helpers import durability
+from helpers.lifecycle_cli import prepare, set_state
+from helpers.memory_services import create_clients, OBSERVED_TURN_WAIT
+from helpers.rosutil import NodeProcess, unique_namespace
 from mira_memory.core.store import ownership
 import pytest
-from rosutil import NodeProcess, unique_namespace
 
 pytestmark = pytest.mark.ros
 

@@ -11,9 +11,9 @@ written as the --params-file files ros2 launch would pass).
 import pathlib
 import re
 
+from helpers.rosutil import NodeProcess, unique_namespace, write_params_file
 from mira_memory import srv
 import pytest
-from rosutil import NodeProcess, unique_namespace, write_params_file
 
 pytestmark = pytest.mark.ros
 

@@ -2,7 +2,7 @@
 """
 Power cuts through the real memory node: every acknowledged write survives a cut at any sync.
 
-test/power_cut.py says what is cut and checked. Every run of the suite
+test/helpers/power_cut.py says what is cut and checked. Every run of the suite
 sweeps a short workload at a sample of its cut points (every kind of cut
 among them); `tools/fault_sweep` sweeps a longer one at every cut point
 (MIRA_SWEEP=full) and prints the figures docs/reliability.md records.
@@ -10,9 +10,7 @@ among them); `tools/fault_sweep` sweeps a longer one at every cut point
 
 import os
 
-import durability
-import faultfs
-import power_cut
+from helpers import durability, faultfs, power_cut
 import pytest
 
 pytestmark = pytest.mark.ros

@@ -12,8 +12,8 @@ import contextlib
 import os
 import stat
 
-from action_goals import finish
-from diagnostics_util import diagnostics, values
+from helpers.action_goals import finish
+from helpers.diagnostics_util import diagnostics, values
 from mira_memory import srv
 from mira_memory.action import Backup, Export
 from mira_memory.core.store import MemoryStore

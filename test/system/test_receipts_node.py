@@ -7,19 +7,19 @@ import re
 import sqlite3
 import subprocess
 
-from action_goals import ABORTED, finish, without_progress
-from copy_in_flight import console_process, partial_file_locked
-from copy_in_flight import wait_for_backup_in_flight
-from diagnostics_util import diagnostics, values
-from memory_services import database_fingerprint, MemoryServices, OBSERVED_TURN_WAIT
-from memory_services import remember_request
+from helpers.action_goals import ABORTED, finish, without_progress
+from helpers.copy_in_flight import console_process, partial_file_locked
+from helpers.copy_in_flight import wait_for_backup_in_flight
+from helpers.diagnostics_util import diagnostics, values
+from helpers.memory_services import database_fingerprint, MemoryServices, OBSERVED_TURN_WAIT
+from helpers.memory_services import remember_request
+from helpers.raw_scan import raw_hits
+from helpers.rosutil import executable
+from helpers.schema_v2 import make_version_2_database
 from mira_memory.action import Verify
 from mira_memory.core.admission import language
 from mira_memory.core.admission.rules import Proposal, TurnContext
 import pytest
-from raw_scan import raw_hits
-from rosutil import executable
-from schema_v2 import make_version_2_database
 
 pytestmark = pytest.mark.ros
 

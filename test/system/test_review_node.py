@@ -18,20 +18,22 @@ import subprocess
 import sys
 import time
 
-from action_goals import without_progress
-from memory_services import MemoryServices, remember_request
+from helpers.action_goals import without_progress
+from helpers.memory_services import MemoryServices, remember_request
+from helpers.raw_scan import raw_hits
+from helpers.review_cases import GHENT, HEDGED, LEUVEN, UNKNOWN
+from helpers.rosutil import executable, unique_namespace, write_params_file
 from mira_memory.core.admission.rules import Proposal, TurnContext
 from mira_memory.simulation import processes
 import pytest
-from raw_scan import raw_hits
-from review_cases import GHENT, HEDGED, LEUVEN, UNKNOWN
-from rosutil import executable, unique_namespace, write_params_file
 
 pytestmark = pytest.mark.ros
 
 PROFILE = 'Mira'
 # A deadline against a hang (a node that never comes back), not a timing.
 DEADLINE_S = 60.0
+# The memory node that dies inside a chosen write (a helper process).
+CRASH_POINT_NODE = pathlib.Path(__file__).resolve().parents[1] / 'helpers' / 'crash_point_node.py'
 
 
 def start(memory_node, ros, database, **parameters):
@@ -274,7 +276,7 @@ def test_a_kill_between_supersedes_retire_and_write_loses_nothing(ros, memory_no
     marker = tmp_path / 'crash_point.json'
     namespace = unique_namespace()
     crashing = processes.Process(
-        [sys.executable, str(pathlib.Path(__file__).parents[1] / 'crash_point_node.py'),
+        [sys.executable, str(CRASH_POINT_NODE),
          str(marker), '--ros-args', '-r', f'__ns:={namespace}', '--params-file',
          write_params_file(tmp_path, {'enabled': True, 'database_path': str(database),
                                       'robot_profile': PROFILE})],

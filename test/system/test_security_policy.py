@@ -21,12 +21,12 @@ import fnmatch
 import subprocess
 import time
 
-from lifecycle_cli import prepare, set_state
+from helpers.lifecycle_cli import prepare, set_state
+from helpers.policy_rules import load
+from helpers.rosutil import executable, NodeProcess, unique_namespace
 from mira_memory.ros import security_policy
 from mira_memory.simulation import nodes as simulation
-from policy_rules import load
 import pytest
-from rosutil import executable, NodeProcess, unique_namespace
 
 pytestmark = pytest.mark.ros
 

@@ -12,6 +12,7 @@ import pathlib
 import re
 import subprocess
 
+from helpers.rosutil import unique_namespace
 from mira_memory.cognition import scenario
 from mira_memory.cognition.runner import REMEMBER_RESENT
 from mira_memory.msg import MemoryLink, OperatorUtterance, ToolResult
@@ -23,7 +24,6 @@ from mira_memory.srv import RecallMemory, Remember, WorkingMemoryClear, WorkingM
 from mira_memory.wire import HISTORY_SUBSCRIBER_QOS
 import pytest
 from rclpy.node import NodeNameNonExistentError
-from rosutil import unique_namespace
 
 pytestmark = pytest.mark.ros
 

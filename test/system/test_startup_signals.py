@@ -14,9 +14,9 @@ import pathlib
 import signal
 import time
 
+from helpers.rosutil import executable, unique_namespace
 from mira_memory.simulation import processes
 import pytest
-from rosutil import executable, unique_namespace
 
 pytestmark = [
     pytest.mark.ros,

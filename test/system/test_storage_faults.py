@@ -29,9 +29,7 @@ import errno
 import os
 import random
 
-import durability
-import faultfs
-import power_cut
+from helpers import durability, faultfs, power_cut
 import pytest
 
 pytestmark = pytest.mark.ros

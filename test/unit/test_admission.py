@@ -5,9 +5,9 @@ from dataclasses import dataclass, fields, replace
 import pathlib
 import sqlite3
 
-from admission_cases import Case, CASES, context, FACT, FACT_CONTEXT, RELATIONSHIP
-from admission_cases import RELATIONSHIP_CONTEXT, ROBOT_PROFILE
 from conftest import FIXED_CREATED_AT as CREATED_AT
+from helpers.admission_cases import Case, CASES, context, FACT, FACT_CONTEXT, RELATIONSHIP
+from helpers.admission_cases import RELATIONSHIP_CONTEXT, ROBOT_PROFILE
 from mira_memory.core.admission.rules import AdmissionResult, admit, backend_failure
 from mira_memory.core.admission.rules import ERROR_MAX_LENGTH, Proposal
 from mira_memory.core.admission.rules import REASONS, source_label, TURN_ALREADY_WROTE_ERROR

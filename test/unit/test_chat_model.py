@@ -12,8 +12,8 @@ import json
 import pathlib
 from types import SimpleNamespace
 
-import chat_server
-from chat_server import ChatServer, Hang, Raw, refusal, Status, text, tool_calls
+from helpers import chat_server
+from helpers.chat_server import ChatServer, Hang, Raw, refusal, Status, text, tool_calls
 from mira_memory.cognition import chat
 from mira_memory.cognition import tools
 from mira_memory.cognition.episodes import Allowed, OperatorEpisode

@@ -4,6 +4,7 @@
 import json
 from typing import Optional
 
+from helpers import strict_tool_schemas
 from mira_memory.cognition.episodes import (
     AcquisitionBudget, Allowed, AutonomousEpisode, OperatorEpisode, Refused, RememberRequest,
     WorkingMemory)
@@ -14,7 +15,6 @@ from mira_memory.cognition.tools import (
 from mira_memory.core.admission.rules import Proposal
 from mira_memory.core.pydantic_compat import Field, Model, StrictStr
 import pytest
-import strict_tool_schemas
 
 SECRET = 'Zyxwv-sentinel'
 

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
 """
-faultfs (test/faultfs.c, test/faultfs.py): what it records, what it fails, what a cut leaves.
+faultfs (test/helpers/faultfs.c and .py): what it records, what it fails, what a cut leaves.
 
 Each test runs a small Python child under faultfs: the same libc and
 libsqlite3 calls any process makes. The rebuilt disks are checked against
@@ -14,7 +14,7 @@ import os
 import pathlib
 import sys
 
-import faultfs
+from helpers import faultfs
 import pytest
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith('linux'),

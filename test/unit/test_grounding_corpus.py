@@ -7,9 +7,9 @@ runs the identical cases through admit() on a real SQLite file, and checks
 the corpus rules themselves.
 """
 
-from corpus_cases import Corpus, CorpusError, HELD_OUT_DIRECTORIES
-from corpus_cases import HELD_OUT_FALSE_REJECTIONS_MAX, HELD_OUT_MINIMUM_CASES, load
-from corpus_cases import MINIMUM_CASES, ROBOT_PROFILE, Tally
+from helpers.corpus_cases import Corpus, CorpusError, HELD_OUT_DIRECTORIES
+from helpers.corpus_cases import HELD_OUT_FALSE_REJECTIONS_MAX, HELD_OUT_MINIMUM_CASES, load
+from helpers.corpus_cases import MINIMUM_CASES, ROBOT_PROFILE, Tally
 from mira_memory.core.admission.rules import admit
 import pytest
 
@@ -36,7 +36,7 @@ def test_a_created_case_may_not_share_its_slot(corpus, tmp_path):
     directory.mkdir()
 
     with pytest.raises(CorpusError, match='slot'):
-        from corpus_cases import _check
+        from helpers.corpus_cases import _check
         _check(Corpus(corpus.entities, corpus.cases + (shadow,)))
 
 

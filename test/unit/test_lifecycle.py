@@ -7,8 +7,10 @@ import os
 import sqlite3
 import sys
 
-from admission_cases import context, FACT, FACT_CONTEXT
 from conftest import fixed_clock
+from helpers.admission_cases import context, FACT, FACT_CONTEXT
+from helpers.raw_scan import raw_hits
+from helpers.schema_v1 import make_version_1_database
 from mira_memory.console import offline_tools
 from mira_memory.core.admission.rules import admit
 from mira_memory.core.archive import copies, export_format, export_layout
@@ -16,8 +18,6 @@ from mira_memory.core.store import BusyError, InvalidInputError, MemoryStore, Ne
 from mira_memory.core.store import NotFoundError, schema, TargetExistsError
 from mira_memory.simulation import processes
 import pytest
-from raw_scan import raw_hits
-from schema_v1 import make_version_1_database
 
 # Distinctive strings for the raw-byte scans: one per stored field.
 SECRET_NAME = 'Zorblatt Quennifer'

@@ -11,17 +11,17 @@ import sqlite3
 import subprocess
 import sys
 
-from admission_cases import CASES, FACT, FACT_CONTEXT, RELATIONSHIP, RELATIONSHIP_CONTEXT
-from admission_cases import ROBOT_PROFILE
 from conftest import fixed_clock
+from helpers.admission_cases import CASES, FACT, FACT_CONTEXT, RELATIONSHIP, RELATIONSHIP_CONTEXT
+from helpers.admission_cases import ROBOT_PROFILE
+from helpers.raw_scan import database_files, raw_hits
+from helpers.schema_v2 import make_version_2_database, MEMORY_IDS, SEQUENCES
 from mira_memory.console import offline_tools
 from mira_memory.core.admission import language, rules
 from mira_memory.core.admission.rules import admit, Proposal, TurnContext
 from mira_memory.core.archive import copies, verify, verify_process as verify_child
 from mira_memory.core.store import health, MemoryStore, NewMemory, schema, WriteTransaction
 import pytest
-from raw_scan import database_files, raw_hits
-from schema_v2 import make_version_2_database, MEMORY_IDS, SEQUENCES
 
 # The words of one utterance, for the raw-byte scan after forget.
 SECRET_UTTERANCE = 'Note this: Zorblatt Quennifer drinks plumbix cordial, every morning.'

@@ -9,6 +9,9 @@ import re
 import sqlite3
 import threading
 
+from helpers.raw_scan import raw_hits
+from helpers.review_cases import GHENT, HEDGED, LEUVEN, UNKNOWN, UNKNOWN_RELATED
+from helpers.schema_v3 import make_version_3_database, MEMORY_IDS, RECEIPT_IDS, SEQUENCES
 from mira_memory.console import offline_tools
 from mira_memory.core.admission import language, rules
 from mira_memory.core.admission.rules import Proposal, TurnContext
@@ -19,9 +22,6 @@ from mira_memory.core.recall import READING_LINE, recall, SUPERVISED_LINE
 from mira_memory.core.review import decisions, keep
 from mira_memory.core.store import MemoryStore, NewMemory, schema, transaction
 import pytest
-from raw_scan import raw_hits
-from review_cases import GHENT, HEDGED, LEUVEN, UNKNOWN, UNKNOWN_RELATED
-from schema_v3 import make_version_3_database, MEMORY_IDS, RECEIPT_IDS, SEQUENCES
 
 ROBOT = 'Mira'
 REVIEWER = 'Dana (memory_console_1 on robot)'

@@ -4,7 +4,7 @@ The SROS2 policy the generator writes, for any namespace, and the file shipped f
 
 ROS-free: the shipped config/security/mira.policy.xml must be the generator's
 /mira output byte for byte (so it cannot drift); the XML is read back the way
-sros2's permissions.xsl reads it (test/policy_rules.py) and must grant the
+sros2's permissions.xsl reads it (test/helpers/policy_rules.py) and must grant the
 restrictions docs/trust.md states, in every namespace. Where sros2 is
 installed (a ROS install) it also validates against sros2's policy.xsd.
 What each process really creates in the ROS graph:
@@ -13,8 +13,8 @@ test/system/test_security_policy.py.
 
 import pathlib
 
+from helpers.policy_rules import by_enclave, load
 from mira_memory.ros import security_policy
-from policy_rules import by_enclave, load
 import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]

@@ -14,7 +14,7 @@ import pathlib
 import sys
 import textwrap
 
-import faultfs
+from helpers import faultfs
 import pytest
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith('linux'),
@@ -38,8 +38,9 @@ STEPS = """
 
     def control(kinds, error, match='memory.sqlite3', after=0):
         # The parent's Recording.fail, from inside: the child arms its own faults.
+        # (argv[3] is test/, the directory of the helpers package.)
         sys.path.insert(0, sys.argv[3])
-        import faultfs
+        from helpers import faultfs
         data = faultfs.control_bytes(kinds, error, match, after=after)
         with open(sys.argv[2], 'r+b') as switch:
             switch.seek(4)
@@ -57,7 +58,7 @@ STEPS = """
 def run_steps(recording, steps):
     """Run STEPS then steps in a child; return its lines."""
     out = recording.python(textwrap.dedent(STEPS) + textwrap.dedent(steps),
-                           recording.control_path, pathlib.Path(faultfs.__file__).parent)
+                           recording.control_path, pathlib.Path(faultfs.__file__).parents[1])
     return [line.split(' ', 2) for line in out.splitlines()]
 
 

@@ -8,6 +8,8 @@ import random
 import sqlite3
 
 from conftest import FIXED_CREATED_AT
+from helpers.schema_v1 import make_version_1_database
+from helpers.schema_v2 import make_version_2_database
 from mira_memory.core.admission.normalize import normalize_key
 from mira_memory.core.store import BackendError, DuplicateAliasError, format_entity_id
 from mira_memory.core.store import format_memory_id, InvalidInputError, MEDIA_TYPE_TEXT
@@ -16,8 +18,6 @@ from mira_memory.core.store import parse_memory_id, reads, SOURCE_CONSOLE, trans
 from mira_memory.core.store import SOURCE_OPERATOR_STATEMENT, StoreError, UnsupportedDatabaseError
 from mira_memory.core.store.schema import SCHEMA_VERSION
 import pytest
-from schema_v1 import make_version_1_database
-from schema_v2 import make_version_2_database
 
 EMPTY_COUNTS = {
     'entities': 0, 'aliases': 0, 'memories': 0, 'active_memories': 0, 'links': 0,

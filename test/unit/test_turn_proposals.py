@@ -3,7 +3,7 @@
 
 from dataclasses import replace
 
-from admission_cases import FACT, FACT_CONTEXT, RELATIONSHIP
+from helpers.admission_cases import FACT, FACT_CONTEXT, RELATIONSHIP
 from mira_memory.core.admission import rules
 from mira_memory.core.admission.turn_proposals import TurnProposalLog
 import pytest

@@ -11,8 +11,8 @@ compares with the uncached answer, computed afresh on the same file.
 import datetime
 import itertools
 
-from admission_cases import FACT, FACT_CONTEXT, ROBOT_PROFILE
 from conftest import fixed_clock
+from helpers.admission_cases import FACT, FACT_CONTEXT, ROBOT_PROFILE
 from mira_memory.core import recall as recall_module
 from mira_memory.core.admission import rules
 from mira_memory.core.admission.turn_proposals import TurnProposalLog

@@ -18,7 +18,7 @@ import gc
 import os
 import threading
 
-from rosutil import unique_namespace
+from helpers.rosutil import unique_namespace
 
 
 class InProcessNode:

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 //
 // faultfs: an LD_PRELOAD library that records, and on command fails, the file
-// operations a process makes under one directory (test/faultfs.py builds it
+// operations a process makes under one directory (test/helpers/faultfs.py builds it
 // with the C compiler tools/bootstrap requires and reads what it wrote).
 //
 // It sits between the process and libc, below everything the process loads:
@@ -16,7 +16,7 @@
 //   MIRA_FAULTFS_CONTROL  optional 128-byte file, mapped shared: the fault to inject
 //
 // Each record is a fixed header followed by the path(s) and the bytes written
-// (see struct record and test/faultfs.py, which parses it). Records are made
+// (see struct record and test/helpers/faultfs.py, which parses it). Records are made
 // under one mutex per process, after the operation, with the time it began
 // (CLOCK_MONOTONIC, the clock of Python's time.monotonic()), so a test can
 // tell which operations happened before a reply it received.

@@ -3,7 +3,7 @@
 The power-cut sweep: a workload through the real memory node under faultfs, then every cut checked.
 
 The workload (durability.Workload.run) drives a real memory_node process,
-its file operations recorded by test/faultfs.py: entity_add, remember,
+its file operations recorded by test/helpers/faultfs.py: entity_add, remember,
 retire, forget, backup and export, a clean restart in the middle and a
 SIGKILL at the end.
 
@@ -42,10 +42,10 @@ import shutil
 import sqlite3
 import tempfile
 
-from durability import backup_problem, check_writes, COPIES, COPY_KINDS, DATABASE, digest_of
-from durability import export_problem, forgotten_texts_found, logical_rows, next_ids_problem
-from durability import reopen, WRITE_KINDS
-import faultfs
+from helpers import faultfs
+from helpers.durability import backup_problem, check_writes, COPIES, COPY_KINDS, DATABASE
+from helpers.durability import digest_of, export_problem, forgotten_texts_found, logical_rows
+from helpers.durability import next_ids_problem, reopen, WRITE_KINDS
 
 # The disks of one cut (faultfs.Disk.state).
 POLICIES = ('lose', 'keep', 'random')

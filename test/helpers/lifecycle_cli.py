@@ -9,7 +9,7 @@ id) and sends that transition (id and label) to <node>/change_state; list
 prints the available transitions. The printed lines are ros2lifecycle's.
 The tests call these functions; by hand, from a built environment:
 
-    python3 test/lifecycle_cli.py set /mira/memory configure
+    python3 test/helpers/lifecycle_cli.py set /mira/memory configure
 """
 
 import sys
@@ -58,7 +58,7 @@ def prepare(ros, node_name, timeout=60.0):
 
 
 def main(argv):
-    from rosutil import RosClient
+    from helpers.rosutil import RosClient
     verb, node_name, *rest = argv
     ros = RosClient()
     try:

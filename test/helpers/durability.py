@@ -6,7 +6,7 @@ Workload drives memory_node (or memory_lifecycle_node, configured and
 activated) processes through their real services: entity_add, remember,
 retire, forget, backup and export, one call after another, each noted as
 an Event with the time it was sent and the time its reply said it was done
-(time.monotonic_ns(), the clock test/faultfs.py records with). Started
+(time.monotonic_ns(), the clock test/helpers/faultfs.py records with). Started
 with a faultfs Recording, the nodes' file operations are recorded.
 
 reopen() opens a database the way a restarting node does and reads what it
@@ -28,16 +28,16 @@ import signal
 import sqlite3
 import time
 
-from action_goals import ACTION_TYPES, finish
-from lifecycle_cli import prepare, set_state
-from memory_services import create_clients, MemoryServices, OBSERVED_TURN_WAIT
-from memory_services import remember_request
+from helpers.action_goals import ACTION_TYPES, finish
+from helpers.lifecycle_cli import prepare, set_state
+from helpers.memory_services import create_clients, MemoryServices, OBSERVED_TURN_WAIT
+from helpers.memory_services import remember_request
+from helpers.rosutil import NodeProcess, unique_namespace
 from mira_memory import srv
 from mira_memory.core import config
 from mira_memory.core.admission.rules import Proposal, TurnContext
 from mira_memory.core.archive import copies
 from mira_memory.core.store import NewMemory, parse_entity_id, parse_memory_id
-from rosutil import NodeProcess, unique_namespace
 
 DATABASE = 'memory/memory.sqlite3'  # under the recording's root; the node creates memory/
 COPIES = 'copies'                   # the backups' and exports' directory, under the root

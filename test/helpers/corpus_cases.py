@@ -23,7 +23,7 @@ from typing import Optional
 from mira_memory.core.admission.normalize import normalize_key, normalize_token
 from mira_memory.core.admission.rules import Proposal, REASONS, TurnContext
 
-CORPUS_DIRECTORY = pathlib.Path(__file__).resolve().parent / 'grounding_corpus'
+CORPUS_DIRECTORY = pathlib.Path(__file__).resolve().parents[1] / 'grounding_corpus'
 # The held-out parts, each its own world, loaded and reported on its own, so
 # the rules are never tuned against them by accident: round 3's (issue 22)
 # and round 4's two (issue 33: six new deployments each, speech recognition,

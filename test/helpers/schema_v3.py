@@ -4,9 +4,9 @@
 import pathlib
 import sqlite3
 
-from schema_v2 import insert_rows
+from helpers.schema_v2 import insert_rows
 
-V3_DDL = pathlib.Path(__file__).with_name('fixtures') / 'schema_v3.sql'
+V3_DDL = pathlib.Path(__file__).resolve().parents[1] / 'fixtures' / 'schema_v3.sql'
 CREATED_AT = '2026-03-01T09:30:00Z'
 RETIRED_AT = '2026-03-02T10:00:00Z'
 RULES = ('3.0.0', '0123456789abcdef')

@@ -4,7 +4,7 @@
 import pathlib
 import sqlite3
 
-V2_DDL = pathlib.Path(__file__).with_name('fixtures') / 'schema_v2.sql'
+V2_DDL = pathlib.Path(__file__).resolve().parents[1] / 'fixtures' / 'schema_v2.sql'
 CREATED_AT = '2026-02-01T09:30:00Z'
 RETIRED_AT = '2026-02-02T10:00:00Z'
 

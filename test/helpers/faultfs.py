@@ -2,7 +2,7 @@
 """
 faultfs: record a process's file operations, fail them on command, rebuild what a power cut leaves.
 
-The recorder is test/faultfs.c, an LD_PRELOAD library compiled here with
+The recorder is test/helpers/faultfs.c, an LD_PRELOAD library compiled here with
 the system C compiler (tools/bootstrap requires one). A process started
 with Recording.environment() runs unchanged, with the same libsqlite3 and
 the same open code as in production; every open, write, truncate, fsync,

@@ -8,9 +8,9 @@ import sqlite3
 import subprocess
 import time
 
+from helpers.rosutil import executable
 from mira_memory.core.archive import copies
 from mira_memory.simulation import processes
-from rosutil import executable
 
 
 @contextlib.contextmanager

@@ -4,7 +4,7 @@
 import pathlib
 import sqlite3
 
-V1_DDL = pathlib.Path(__file__).with_name('fixtures') / 'schema_v1.sql'
+V1_DDL = pathlib.Path(__file__).resolve().parents[1] / 'fixtures' / 'schema_v1.sql'
 CREATED_AT = '2025-03-01T09:30:00Z'
 
 

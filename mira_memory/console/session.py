@@ -1,0 +1,186 @@
+# SPDX-License-Identifier: Apache-2.0
+"""
+The console's ROS side: its options, and the session that calls the nodes' services.
+
+Persistent-memory commands call the memory node's admin services, `memory`
+and `memory clear` the cognition node's working-memory services, each with a
+deadline; the jobs' goals go through the same session (console/jobs.py).
+"""
+
+from dataclasses import dataclass
+import math
+import os
+import time
+
+from mira_memory.console import review_lines
+from mira_memory.console.commands import COGNITION, MEMORY, quoted, UsageError
+from mira_memory.ros import clients
+from mira_memory.srv import AdminStatus, WorkingMemoryShow
+import rclpy
+from rclpy.context import Context
+from rclpy.executors import SingleThreadedExecutor
+from rclpy.signals import SignalHandlerOptions
+
+DEFAULT_MEMORY_NODE = '/mira/memory'
+DEFAULT_COGNITION_NODE = '/mira/cognition'
+DEFAULT_TIMEOUT = 5.0
+# One attempt of the first, read-only call that checks both directions of
+# discovery; a reply normally takes milliseconds.
+SETTLE_ATTEMPT_SEC = 0.5
+SETTLE_SERVICES = {
+    MEMORY: (AdminStatus, 'admin/status'),
+    COGNITION: (WorkingMemoryShow, 'working_memory/show'),
+}
+
+
+class CallError(Exception):
+    """The service call did not produce an answer."""
+
+
+class Session:
+    """One console node in a private rclpy context; every call has a deadline."""
+
+    def __init__(self, ros_args, settings):
+        self.settings = settings
+        self.context = Context()
+        # The console handles Ctrl-C itself (cancel the line or the call).
+        rclpy.init(args=ros_args, context=self.context,
+                   signal_handler_options=SignalHandlerOptions.NO)
+        try:
+            self.node = rclpy.create_node(
+                f'memory_console_{os.getpid()}', context=self.context,
+                start_parameter_services=False)
+            self.executor = SingleThreadedExecutor(context=self.context)
+            self.executor.add_node(self.node)
+        except BaseException:
+            rclpy.try_shutdown(context=self.context)
+            raise
+        self._clients = {}
+        # The jobs' action clients (console/jobs.py), destroyed in close().
+        self.action_clients = {}
+        self._settled = set()
+
+    def _client(self, service_type, name):
+        key = (service_type, name)
+        if key not in self._clients:
+            self._clients[key] = self.node.create_client(service_type, name)
+        return self._clients[key]
+
+    def _settle(self, kind, target, deadline):
+        """
+        Get one reply from a read-only service of the target node first.
+
+        wait_for_service only says that this new console found the service;
+        until the node has discovered the console in turn, a reply can be
+        dropped for good (seen on a loaded machine with Kilted). Repeating a
+        read is harmless, repeating a write is not, so no command goes out
+        before one read came back.
+        """
+        service_type, service = SETTLE_SERVICES[kind]
+        client = self._client(service_type, f'{target.rstrip("/")}/{service}')
+        while time.monotonic() < deadline:
+            attempt = min(time.monotonic() + SETTLE_ATTEMPT_SEC, deadline)
+            if clients.call(self.executor, client, service_type.Request(), attempt) is not None:
+                self._settled.add(kind)
+                return
+
+    def call(self, command, request):
+        """Call the command's service and return the response; raise CallError."""
+        target = self._target(command)
+        name = f'{target.rstrip("/")}/{command.service}'
+        client = self._client(command.service_type, name)
+        timeout = self.settings.timeout
+        deadline = time.monotonic() + timeout
+        if not client.wait_for_service(timeout_sec=timeout):
+            raise CallError(f'no {command.target} node answered at {target} within {timeout} s')
+        if command.target not in self._settled:
+            self._settle(command.target, target, deadline)
+        if hasattr(request, 'reviewer'):
+            # Accept, supersede and dismiss say who decides (review_lines.reviewer).
+            request.reviewer = review_lines.reviewer(self.settings.reviewer)
+        response = clients.call(self.executor, client, request, deadline)
+        if response is None:
+            raise CallError(
+                f'the {command.target} node at {target} did not answer {name} '
+                f'within {timeout} s')
+        return response
+
+    def settle_memory(self, deadline):
+        """Get one reply from the memory node before a job's goal (a write) goes out."""
+        if MEMORY not in self._settled:
+            self._settle(MEMORY, self.settings.memory_node, deadline)
+
+    def _target(self, command):
+        return (self.settings.memory_node if command.target == MEMORY
+                else self.settings.cognition_node)
+
+    def close(self):
+        """Destroy the node and shut the private context down."""
+        for client in self.action_clients.values():
+            client.destroy()
+        self.executor.shutdown()
+        self.node.destroy_node()
+        rclpy.try_shutdown(context=self.context)
+
+
+@dataclass
+class Settings:
+    """Console options given before the command."""
+
+    memory_node: str = DEFAULT_MEMORY_NODE
+    cognition_node: str = DEFAULT_COGNITION_NODE
+    timeout: float = DEFAULT_TIMEOUT
+    # Who accepts, supersedes or dismisses pending items; default: the OS user.
+    reviewer: str = ''
+    show_help: bool = False
+
+
+def _node_name(option, value):
+    if not value or value.strip() != value or '//' in value:
+        raise UsageError(f'{option} needs a node name such as /mira/memory, got {quoted(value)}')
+    return value
+
+
+def _timeout(option, value):
+    try:
+        seconds = float(value)
+    except ValueError:
+        seconds = math.nan
+    if not (math.isfinite(seconds) and seconds > 0):
+        raise UsageError(f'{option} needs a positive number of seconds, got {quoted(value)}')
+    return seconds
+
+
+def _reviewer(option, value):
+    if not value.strip() or not value.isprintable():
+        raise UsageError(f'{option} needs a name, got {quoted(value)}')
+    return value
+
+
+_CONSOLE_OPTIONS = {
+    '--memory-node': ('memory_node', _node_name),
+    '--cognition-node': ('cognition_node', _node_name),
+    '--timeout': ('timeout', _timeout),
+    '--reviewer': ('reviewer', _reviewer),
+}
+
+
+def parse_console_options(args):
+    """Split leading console options from the command words; raise UsageError."""
+    settings = Settings()
+    args = list(args)
+    while args and args[0].startswith('-') and args[0] != '-':
+        name, separator, value = args.pop(0).partition('=')
+        if name in ('-h', '--help') and not separator:
+            settings.show_help = True
+            continue
+        if name not in _CONSOLE_OPTIONS:
+            raise UsageError(f'unknown option {name} (options: --memory-node, '
+                             '--cognition-node, --timeout, --reviewer, --help)')
+        if not separator:
+            if not args:
+                raise UsageError(f'{name} needs a value')
+            value = args.pop(0)
+        field, convert = _CONSOLE_OPTIONS[name]
+        setattr(settings, field, convert(name, value))
+    return settings, args
