@@ -73,3 +73,29 @@ def test_the_generator_reproduces_every_forms_file():
     generated = trigger_forms.generate(trigger_forms.tables())
     for code, text in generated.items():
         assert (trigger_forms.FORMS_DIRECTORY / f'{code}.toml').read_text('utf-8') == text
+
+
+def _stopwords_file():
+    path = trigger_forms.LANGUAGE_DIRECTORY / 'unclaimed_stopwords.toml'
+    text = path.read_text('utf-8')
+    digest = next(line.split(': ', 1)[1] for line in text.splitlines()
+                  if line.startswith('# words digest: '))
+    return path, text, digest
+
+
+def test_the_unclaimed_stop_words_were_not_edited_by_hand():
+    sys.path.insert(0, str(TOOLS))
+    import unclaimed_words
+    _, text, digest = _stopwords_file()
+
+    assert digest == unclaimed_words.words_digest(tomllib.loads(text)['unclaimed'])
+
+
+@pytest.mark.skipif(not (HAS_SIMPLEMMA and importlib.util.find_spec('stopwordsiso')),
+                    reason='stopwordsiso and simplemma are development-time tools: '
+                           'the digest above guards the file without them')
+def test_the_generator_reproduces_the_unclaimed_stop_words():
+    import unclaimed_words
+    _, text, _ = _stopwords_file()
+
+    assert unclaimed_words.generate() == text
