@@ -95,7 +95,11 @@ def _find(lang, analysis, structure_, vocatives):
         for phrase, trigger in matches[index]:
             if trigger.kind == 'pseudo':
                 continue
-            if len(phrase) == 1 and (index < lead or key in suppressed or (
+            # (A word that loses its trigger reading in the sentence's language
+            # keeps it at the sentence's end: a preposition never ends one,
+            # "... gosta de jazz no".)
+            if len(phrase) == 1 and (index < lead or (
+                    key in suppressed and trigger.at != 'end') or (
                     key in lang.months and is_month(lang, tokens, index))):
                 continue
             candidate = Occurrence(index, index + len(phrase), trigger)
