@@ -15,10 +15,10 @@ checks alone. Prints the median and p90 in microseconds per outcome.
 Run it on two checkouts (PYTHONPATH at each source tree) to compare rule
 changes; issue 22 allows remember rejected and duplicate at most 20% more.
 
---cold forgets the texts the rules keep (the last utterances' analyses and
-folded forms) before every call, as a new operator turn finds them, and
-counts this process's CPU time only (time.process_time), so other load on
-the machine moves the figures less; it prints the best of --rounds rounds.
+--cold judges a new operator turn at every call (the rules keep no text
+between calls, so every call reads its utterance afresh) and counts this
+process's CPU time only (time.process_time), so other load on the machine
+moves the figures less; it prints the best of --rounds rounds.
 Issue 33's figures (docs/grounding.md, "Cost") were taken this way.
 """
 
@@ -29,7 +29,6 @@ import sys
 import tempfile
 import time
 
-from mira_memory.core.admission import normalize, text
 from mira_memory.core.admission.rules import admit, Proposal, TurnContext
 from mira_memory.core.store import MemoryStore
 
@@ -56,7 +55,7 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[1])
     parser.add_argument('--repeat', type=int, default=2000)
     parser.add_argument('--cold', action='store_true',
-                        help='forget kept texts before each call; CPU time, best round')
+                        help='a new turn each call; CPU time, best round')
     parser.add_argument('--rounds', type=int, default=7, help='rounds of --cold')
     args = parser.parse_args(argv)
     if args.cold:
@@ -96,8 +95,6 @@ def cold(repeat, rounds):
                         # A new turn each round: the turn's first proposal is judged.
                         context = TurnContext(context.episode_id, f'{context.turn_id}-{round_}',
                                               context.utterance)
-                        text.forget_kept_texts()
-                        normalize.forget_kept_texts()
                         start = time.process_time()
                         admit(store, context, proposal, 'Mira')
                         totals[name] = totals.get(name, 0.0) + time.process_time() - start

@@ -37,7 +37,7 @@ import threading
 import time
 
 from mira_memory.core import recall, store
-from mira_memory.core.admission import language, normalize, rules, text, turns
+from mira_memory.core.admission import language, rules, turns
 from mira_memory.core.admission.turn_proposals import TurnProposalLog
 from mira_memory.core.archive import verify_process
 from mira_memory.core.review import decisions, keep
@@ -344,7 +344,8 @@ class MemoryService:
         if not self.database_in_place():
             return rules.backend_failure()
         try:
-            context = rules.TurnContext(
+            # The turn is read once, here: every rule reads this one value.
+            context = rules.Turn(
                 episode_id=request.episode_id, turn_id=request.turn_id,
                 utterance=request.utterance)
             proposal = rules.Proposal(
@@ -562,12 +563,10 @@ class MemoryService:
         if request.confirm:
             # A forget may remove any number of rows of every kind: count afresh.
             self.health.set_counts(self.store.counts())
-            # Kept answers and folded texts would hold the forgotten text in
-            # this process until replaced: the forget drops them now.
+            # Kept answers would hold the forgotten text in this process until
+            # replaced: the forget drops them now. (Admission keeps no text
+            # past its request: core/admission/operator_turn.py.)
             self.recall_cache.clear()
-            normalize.forget_kept_texts()
-            # Admission and verify keep the analyses of the last utterances.
-            text.forget_kept_texts()
             self._recount_receipts()
         responses.fill_forget(response, plan)
 

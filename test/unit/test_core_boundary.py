@@ -81,9 +81,31 @@ def test_checker_catches_a_ros_import(tmp_path):
         'mira_memory.srv', 'rclpy.node']
 
 
+def _package_prefix(root):
+    """Return the dotted name of the package that holds root ('mira_memory' for core)."""
+    parts = []
+    folder = root.parent
+    while (folder / '__init__.py').exists():
+        parts.insert(0, folder.name)
+        folder = folder.parent
+    return parts
+
+
 def _module_name(path, root):
-    parts = path.relative_to(root.parent).with_suffix('').parts
+    """Return path's full dotted name, as the code imports it (mira_memory.core.x)."""
+    parts = _package_prefix(root) + list(path.relative_to(root.parent).with_suffix('').parts)
     return '.'.join(parts[:-1] if parts[-1] == '__init__' else parts)
+
+
+def _absolute(node, name, path):
+    """Return the absolute module of an ImportFrom in module name (path: its file)."""
+    if node.level == 0:
+        return node.module
+    package = name.split('.')
+    if path.name != '__init__.py':
+        package = package[:-1]
+    package = package[:len(package) - (node.level - 1)]
+    return '.'.join(package + ([node.module] if node.module else []))
 
 
 def _import_cycles(root):
@@ -95,10 +117,11 @@ def _import_cycles(root):
         for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
             if isinstance(node, ast.Import):
                 targets.update(alias.name for alias in node.names)
-            elif isinstance(node, ast.ImportFrom) and node.level == 0:
+            elif isinstance(node, ast.ImportFrom):
+                module = _absolute(node, name, path)
                 # `from package import module` depends on the module itself.
-                targets.update(f'{node.module}.{alias.name}'
-                               if f'{node.module}.{alias.name}' in modules else node.module
+                targets.update(f'{module}.{alias.name}'
+                               if f'{module}.{alias.name}' in modules else module
                                for alias in node.names)
         graph[name] = {target for target in targets if target in modules} - {name}
 
@@ -122,15 +145,26 @@ def test_core_has_no_import_cycles():
 
 
 def test_cycle_finder_catches_a_cycle_through_a_function(tmp_path):
-    # The check above must be able to fail, also for an import inside a function.
-    package = tmp_path / 'core'
-    package.mkdir()
+    # The check above must be able to fail, also for an import inside a
+    # function, on a package nested the way core is (names as the code spells them).
+    top = tmp_path / 'top'
+    package = top / 'core'
+    package.mkdir(parents=True)
+    (top / '__init__.py').write_text('')
     (package / '__init__.py').write_text('')
-    (package / 'a.py').write_text('from core import b\n')
-    (package / 'b.py').write_text('def f():\n    from core import c\n')
-    (package / 'c.py').write_text('import core.a\n')
-    (package / 'd.py').write_text('from core import a\n')
-    assert _import_cycles(package) == [['core.a', 'core.b', 'core.c']]
+    (package / 'a.py').write_text('from top.core import b\n')
+    (package / 'b.py').write_text('def f():\n    from top.core import c\n')
+    (package / 'c.py').write_text('import top.core.a\n')
+    (package / 'd.py').write_text('from top.core import a\n')
+    (package / 'e.py').write_text('from . import f\n')
+    (package / 'f.py').write_text('from .e import g\n')
+    assert _import_cycles(package) == [['top.core.a', 'top.core.b', 'top.core.c'],
+                                       ['top.core.e', 'top.core.f']]
+
+
+def test_cycle_finder_names_core_modules_as_the_code_imports_them():
+    assert _module_name(CORE / 'admission' / 'text.py', CORE) == (
+        'mira_memory.core.admission.text')
 
 
 def test_importing_the_ros_free_modules_loads_no_ros_module():

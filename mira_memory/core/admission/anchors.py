@@ -27,11 +27,11 @@ the store.
 
 from dataclasses import dataclass
 import itertools
-from typing import Optional, Tuple
+from typing import NamedTuple, Optional, Tuple
 
 from mira_memory.core.admission import clauses
 from mira_memory.core.admission.clauses import NAME_MAX_WORDS
-from mira_memory.core.admission.normalize import display_form, NormalizationError
+from mira_memory.core.admission.normalize import NormalizationError
 from mira_memory.core.admission.normalize import normalize_key
 from mira_memory.core.admission.text import BOUNDARIES, find_spans, key_of, phrase_lengths
 from mira_memory.core.admission.text import phrase_spans, tokenize
@@ -78,6 +78,33 @@ class Marks:
         return any(first <= begin and end <= stop for begin, end in self.affirmations)
 
 
+class Occurrence(NamedTuple):
+    """One occurrence of the evidence in its sentence, as the anchor rules read it."""
+
+    structure: object               # the sentence's clauses.Structure
+    first: int                      # the evidence's token range [first, stop)
+    stop: int
+    subject_span: Optional[Tuple[int, int]]   # character spans in the display text
+    value_spans: Tuple[Tuple[int, int], ...]
+    # Spans the rules must not read as grammar (the subject's name, a
+    # relationship's value: it names the related entity).
+    names: Tuple[Tuple[int, int], ...]
+    negations: tuple                # scope.negations of the sentence
+    marks: Marks
+
+    def in_names(self, token):
+        """Return True for a token inside one of the names."""
+        return any(span[0] <= token.start and token.end <= span[1] for span in self.names)
+
+
+class _SubjectAt(NamedTuple):
+    """Where the subject stands: its token range and whether it is said as a possessor."""
+
+    first: int
+    stop: int
+    possessive: bool
+
+
 def marks_of(lang, analysis, structure_, found):
     """Return the Marks of a sentence's trigger occurrences."""
     pseudo, retracted, affirmations = set(), set(), []
@@ -93,9 +120,11 @@ def marks_of(lang, analysis, structure_, found):
     return Marks(frozenset(pseudo), frozenset(retracted), tuple(affirmations), capitalized)
 
 
-def judge(c, structure_, first, stop, subject_span, value_spans, in_names, negations, marks):
+def judge(c, occurrence):
     """Return the Anchored verdict of the subject, the value and the polarity."""
     lang, tokens = c.lang, c.tokens
+    structure_, first, stop = occurrence.structure, occurrence.first, occurrence.stop
+    subject_span = occurrence.subject_span
     if subject_span is None:
         return Anchored('subject_partial')
     subject_tokens = _cover(lang, tokens, *subject_span)
@@ -117,62 +146,59 @@ def judge(c, structure_, first, stop, subject_span, value_spans, in_names, negat
         if failure:
             return Anchored(failure)
         possessive = False  # "la ville préférée d'Étienne est ...": judged just now
+    subject = _SubjectAt(subject_first, subject_stop, possessive)
     first_failure = None
-    for value_span in value_spans or [None]:
-        verdict = _value_and_polarity(
-            c, first, stop, subject_span, subject_first, subject_stop, possessive, value_span,
-            in_names, structure_.suppressed, negations, marks, bracket)
+    for value_span in occurrence.value_spans or [None]:
+        verdict = _value_and_polarity(c, occurrence, subject, value_span)
         if verdict.failure is None:
             return verdict
         first_failure = first_failure or verdict
     return first_failure
 
 
-def find_span(needle, evidence_text, offset):
-    """Return the first (start, end) span of needle in the evidence, or None."""
-    return next(iter(find_spans(needle, evidence_text, offset)), None)
+def find_span(claim, needle, window):
+    """Return the first (start, end) span of needle (Folded) in the evidence window, or None."""
+    if needle is None:
+        return None
+    return next(iter(find_spans(needle, claim.analysis.folded, *window)), None)
 
 
-def value_spans(needle, evidence_text, offset):
-    """Return the first few spans of the value in the evidence."""
-    return list(itertools.islice(find_spans(needle, evidence_text, offset), OCCURRENCES_MAX))
+def value_spans(claim, window):
+    """Return the first few spans of the value in the evidence window."""
+    if claim.value_form is None:
+        return []
+    return list(itertools.islice(find_spans(claim.value_form, claim.analysis.folded, *window),
+                                 OCCURRENCES_MAX))
 
 
-def _language():
-    from mira_memory.core.admission.language import language  # language imports text only
-    return language()
-
-
-def said_as_genitive(name, evidence):
+def said_as_genitive(lang, name, evidence):
     """
-    Return True when name occurs in evidence only with a genitive ending ("Pauls").
+    Return True when name occurs in evidence (display text) only with a genitive ending ("Pauls").
 
     Admission's literal rule finds names as whole words; German and Dutch
     write the genitive of a name as one word ("Pauls Lieblingsstadt ist
     Wien"), so the name is said there too. The grounding rules then judge it
     as a possessor, like "Paul's".
     """
-    try:
-        text = display_form(evidence)
-    except NormalizationError:
-        return False
-    return genitive_span(_language(), name, text, 0) is not None
+    return genitive_span(lang, name, evidence, (0, len(evidence))) is not None
 
 
-def genitive_span(lang, needle, evidence_text, offset):
+def genitive_span(lang, needle, display, window):
     """
     Return the span of a name said inside one word with a genitive ending or elision.
 
     Only the name itself may be read so, and only with a whole ending or
     opening of the language data: German and Dutch "s" ("Pauls
     Lieblingsstadt ist Wien"), an elided French or Italian article or
-    preposition ("La ville préférée d'Étienne est Marseille").
+    preposition ("La ville préférée d'Étienne est Marseille"). display is
+    the utterance's display form, window the evidence's (start, end) in it.
     """
     try:
         name = [token.key for token in tokenize(normalize_key(needle)) if token.is_word]
     except NormalizationError:
         return None
-    words = [token for token in tokenize(evidence_text) if token.is_word]
+    offset = window[0]
+    words = [token for token in tokenize(display[window[0]:window[1]]) if token.is_word]
     for index in range(len(words) - len(name) + 1):
         found = words[index:index + len(name)]
         keys = [word.key for word in found]
@@ -389,9 +415,13 @@ def _inverted(lang, tokens, first, subject_first):
             and before[-1].key not in lang.function_words)
 
 
-def _value_and_polarity(c, first, stop, subject_span, subject_first, subject_stop, possessive,
-                        value_span, in_names, suppressed, negations, marks, bracket=False):
+def _value_and_polarity(c, occurrence, subject, value_span):
     lang, tokens = c.lang, c.tokens
+    first, stop, marks = occurrence.first, occurrence.stop, occurrence.marks
+    subject_span = occurrence.subject_span
+    subject_first, subject_stop, possessive = subject
+    structure_ = occurrence.structure
+    bracket = (structure_.language or structure_.clause_language) in lang.verb_bracket
     if value_span is None:
         return Anchored('value_partial')
     value_key = normalize_key(c.value)
@@ -469,7 +499,7 @@ def _value_and_polarity(c, first, stop, subject_span, subject_first, subject_sto
                     or _is_adverb(lang, following.key)
                     or phrase_lengths(lang.contrast_markers, keys, value_stop))):
             return Anchored('value_partial')
-    failure = _set_aside(c, tokens, first, value_first, value_stop, stop, suppressed, marks)
+    failure = _set_aside(c, occurrence, value_first, value_stop)
     if failure:
         return Anchored(failure)
     person, candidates = False, ()
@@ -481,7 +511,7 @@ def _value_and_polarity(c, first, stop, subject_span, subject_first, subject_sto
         person, candidates = _other_subject(lang, tokens, subject_stop, value_first, same,
                                             marks.retracted)
 
-    polarity = _polarity_failure(c, first, stop, value_span, in_names, negations, marks)
+    polarity = _polarity_failure(c, occurrence, value_span)
     if polarity:
         return Anchored(polarity)
     longer = []
@@ -502,7 +532,7 @@ def _value_and_polarity(c, first, stop, subject_span, subject_first, subject_sto
     return Anchored(None, person, candidates, tuple(longer))
 
 
-def _set_aside(c, tokens, first, value_first, value_stop, stop, suppressed, marks):
+def _set_aside(c, occurrence, value_first, value_stop):
     """
     Return a failure when the value is not what was asserted of it.
 
@@ -510,7 +540,8 @@ def _set_aside(c, tokens, first, value_first, value_stop, stop, suppressed, mark
     than coffee", "unlike coffee"); an approximation belongs to its number
     ("roughly 40", "40 or so").
     """
-    lang = c.lang
+    lang, tokens, first, stop = c.lang, c.tokens, occurrence.first, occurrence.stop
+    suppressed, marks = occurrence.structure.suppressed, occurrence.marks
     keys = [token.key for token in tokens[first:stop]]
     start = value_first - first
     negating = bool(set(c.predicate.split('_')) & lang.predicate_negators)
@@ -654,7 +685,7 @@ def _subject_relative(lang, tokens, index):
                for phrases in lang.subject_relatives.values() for phrase in phrases)
 
 
-def _polarity_failure(c, first, stop, value_span, in_names, negations, marks):
+def _polarity_failure(c, occurrence, value_span):
     """
     Return the polarity failure: the evidence's negation and the predicate's must agree.
 
@@ -664,7 +695,7 @@ def _polarity_failure(c, first, stop, value_span, in_names, negations, marks):
     value do not count. A dislike predicate (dislikes, hates) carries the
     negation of an aversion idiom ("can't stand", "is no fan of").
     """
-    lang, tokens = c.lang, c.tokens
+    lang, tokens, first, stop = c.lang, c.tokens, occurrence.first, occurrence.stop
     parts = set(c.predicate.split('_'))
     value_tokens = {index for index in range(first, stop)
                     if value_span[0] <= tokens[index].start and tokens[index].end <= value_span[1]}
@@ -675,16 +706,16 @@ def _polarity_failure(c, first, stop, value_span, in_names, negations, marks):
                   for begin, end in phrase_spans(lang.aversion_phrases, keys)]
     said = set()
     negated = False
-    for occurrence, covered in negations:
-        if not (first <= occurrence.start and occurrence.stop <= stop):
+    for negation, covered in occurrence.negations:
+        if not (first <= negation.start and negation.stop <= stop):
             continue
-        if in_names(tokens[occurrence.start]) or occurrence.start in value_tokens:
+        if occurrence.in_names(tokens[negation.start]) or negation.start in value_tokens:
             continue
-        if any(begin <= occurrence.start < end for begin, end in idioms):
+        if any(begin <= negation.start < end for begin, end in idioms):
             continue
         if covered & value_tokens:
             negated = True
-            said.update(token.key for token in tokens[occurrence.start:occurrence.stop])
+            said.update(token.key for token in tokens[negation.start:negation.stop])
     carries = bool(parts & (lang.predicate_negators | said))
     if negated and not carries:
         return 'negation_not_carried'
@@ -692,7 +723,8 @@ def _polarity_failure(c, first, stop, value_span, in_names, negations, marks):
         # ("can't stand" with cannot_stand: the idiom is the predicate's own.)
         return 'negation_not_said'
     if idioms == [] and (c.predicate in lang.aversion_predicates
-                         or parts & lang.aversion_predicates) and marks.affirmed(first, stop):
+                         or parts & lang.aversion_predicates) and occurrence.marks.affirmed(
+                             first, stop):
         # "never says no to cake" with dislikes: the double negation says yes.
         return 'negation_not_said'
     return None

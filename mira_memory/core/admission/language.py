@@ -25,6 +25,8 @@ import tomllib
 from typing import Optional
 import unicodedata
 
+from mira_memory.core.admission import language_keys
+from mira_memory.core.admission.language_keys import LANGUAGE_KEYS, LANGUAGE_LISTS
 from mira_memory.core.admission.text import key_of, phrase_lengths, tokenize
 
 LANGUAGE_DIRECTORY = pathlib.Path(__file__).resolve().parent / 'language'
@@ -72,27 +74,6 @@ CLAUSE_BOUNDARY_KEYS = ('terminations', 'soft_terminations', 'coordinators', 'su
 # ends (English "a" is Spanish "to", Dutch "van" is English "van").
 CLAUSE_WORD_KEYS = CLAUSE_BOUNDARY_KEYS + (
     'subject_pronouns', 'fillers', 'function_words', 'phrase_prepositions', 'value_followers')
-
-# The keys a language file may hold (language/en.toml explains each).
-LANGUAGE_KEYS = frozenset((
-    'language', 'lead_ins', 'request_lead_ins', 'interjections', 'trailing', 'openers',
-    'clause_joiners', 'coordinators', 'subject_prefixes', 'abbreviations', 'question_openers',
-    'question_tags', 'predicate_negators', 'aversion_phrases', 'aversion_predicates',
-    'contrast_markers', 'approximators', 'approximators_after', 'months', 'month_companions',
-    'conjunctions', 'complementizers', 'relative_pronouns', 'first_person', 'second_person',
-    'third_person', 'robot_references', 'copulas', 'possessive_suffixes', 'possessive_subjects',
-    'possessive_determiners', 'relation_nouns', 'contraction_followers', 'privative_modifiers',
-    'function_words', 'value_followers', 'adverb_suffixes', 'markers', 'homographs',
-    'contraction_suffixes', 'plain_phrases', 'verb_bracket', 'genitive_prepositions',
-    'preference_verbs', 'preference_contrasts', 'infinitive_endings', 'participle_prefixes',
-    'participle_endings', 'predicative_endings', 'indefinite_articles',
-    # round 4: clauses, scopes, speech, and text the rules cannot read
-    'trigger', 'terminations', 'soft_terminations', 'subordinators', 'discourse_markers',
-    'imperatives', 'enclitics', 'subject_pronouns', 'change_adverbs', 'additives',
-    'capitalized_nouns',
-    'number_words', 'phrase_prepositions',
-    'fillers', 'weekdays', 'month_names', 'subject_relatives', 'restrictives',
-    'common_words', 'unclaimed', 'unclaimed_letters', 'unclaimed_sequences'))
 
 
 @dataclass(frozen=True)
@@ -143,81 +124,69 @@ class Language:
             if unknown:
                 # A misspelt list would silently weaken a rule.
                 raise ValueError(f'unknown grounding language keys: {sorted(unknown)}')
+        # Every declared list becomes the attribute of its name (language_keys.py).
+        for key in LANGUAGE_LISTS:
+            if key.kind != language_keys.OWN:
+                setattr(self, key.name, _READERS[key.kind](tables, key.name))
+        self._derive_words(tables)
+        self._load_clause_words(tables)
+        self._load_triggers(tables)
+        self._load_languages(tables)
+        # Every word that may cut a clause (clauses._word_boundary is asked
+        # only about these).
+        self.boundary_words = frozenset(
+            self._all_clause_words.kinds) | self._all_clause_words.subject_pronouns | frozenset(
+            self._all_clause_words.phrases) | frozenset(self.discourse_markers) | (
+            self.question_openers) | self.negators
+        # Words that continue a noun phrase: a value cannot end right before them.
+        self.value_continuers = frozenset(('of', 'or', 'nor', "'s"))
 
-        def words(name):
-            return frozenset(key_of(word) for table in tables for word in table.get(name, ()))
-
-        def phrases(name, only=None):
-            # Indexed by their first token: phrases are tried where they may start.
-            # only: the tables of one language.
-            found = {}
-            for table in tables if only is None else only:
-                for phrase in table.get(name, ()):
-                    keys = phrase_keys(phrase)
-                    if keys:
-                        found.setdefault(keys[0], set()).add(keys)
-            return {first: tuple(sorted(keys, key=len, reverse=True))
-                    for first, keys in found.items()}
-
-        def endings(name):
-            return tuple(sorted(words(name), key=len, reverse=True))
-
-        self.lead_ins = phrases('lead_ins')
-        self.request_lead_ins = phrases('request_lead_ins')
-        self.interjections = phrases('interjections')
-        self.interjection_words = words('interjections') | {'please'}
-        self.trailing = phrases('trailing')
-        self.openers = words('openers')
-        self.clause_joiners = words('clause_joiners')
-        self.coordinators = words('coordinators')
-        self.subject_prefixes = words('subject_prefixes')
+    def _derive_words(self, tables):
+        """Set the word classes made of the declared lists."""
+        self.interjection_words = _words(tables, 'interjections') | {'please'}
         # A single letter with a full stop is decided by the rule of initials
         # (text.keeps_sentence), which also sees whether the text ends there.
-        self.abbreviations = frozenset(word for word in words('abbreviations') if len(word) > 1)
-        self.question_openers = words('question_openers')
-        self.question_tags = words('question_tags')
-        self.predicate_negators = words('predicate_negators')
-        self.aversion_phrases = phrases('aversion_phrases')
-        self.aversion_predicates = words('aversion_predicates')
-        self.contrast_markers = phrases('contrast_markers')
-        self.approximators = phrases('approximators')
-        self.approximators_after = phrases('approximators_after')
-        self.months = words('months')
-        self.month_companions = words('month_companions')
-        self.conjunctions = words('conjunctions')
-        self.complementizers = words('complementizers')
-        self.relative_pronouns = words('relative_pronouns')
-        self.speakers = words('first_person') | words('second_person')
-        self.persons = self.speakers | words('third_person')
-        self.robot_references = words('robot_references')
-        self.copulas = words('copulas')
-        self.possessive_suffixes = endings('possessive_suffixes')
+        self.abbreviations = frozenset(word for word in self.abbreviations if len(word) > 1)
+        self.speakers = self.first_person | self.second_person
+        self.persons = self.speakers | self.third_person
         # The written ones ("Ada's", "James'"): only these chain possessors
         # ("Ada's friend's dog"); a bare "s" (Pauls) would match "is".
         self.apostrophe_suffixes = tuple(
             suffix for suffix in self.possessive_suffixes if "'" in suffix)
-        self.possessive_subjects = words('possessive_subjects')
-        self.possessive_determiners = words('possessive_determiners')
-        self.relation_nouns = words('relation_nouns')
-        self.contraction_followers = words('contraction_followers')
-        self.privative_modifiers = words('privative_modifiers')
-        self.function_words = words('function_words')
-        self.value_followers = words('value_followers')
-        self.adverb_suffixes = endings('adverb_suffixes')
-        self.contraction_suffixes = endings('contraction_suffixes')
-        self.plain_phrases = phrases('plain_phrases')
-        self.genitive_prepositions = words('genitive_prepositions')
-        self.preference_verbs = words('preference_verbs')
-        self.preference_contrasts = words('preference_contrasts')
-        self.infinitive_endings = endings('infinitive_endings')
-        self.participle_prefixes = tuple(sorted(words('participle_prefixes')))
-        self.participle_endings = endings('participle_endings')
-        self.predicative_endings = endings('predicative_endings')
-        self.indefinite_articles = words('indefinite_articles')
-        # Round 4: where clauses start, and speech's own words.
-        self.terminations = words('terminations')
-        self.soft_terminations = words('soft_terminations')
-        self.subordinators = words('subordinators')
+        self.month_names = self.month_names | self.months
+        # Articles: the subject prefixes that are function words ("the", "der"),
+        # or would be but for another language's value ("la": LA, "die").
+        self.articles = self.subject_prefixes & (self.function_words | self.value_followers)
+        # Negators that are determiners open a contrast themselves ("kein Bier").
+        self.contrast_openers = frozenset(
+            keys[0] for keys in (phrase_keys(phrase) for table in tables
+                                 for phrase in table.get('contrast_markers', ()))
+            if len(keys) == 1)
+        # Words that may open a complete clause although they are function
+        # words: persons, articles and titles, possessive determiners.
+        self.clause_openers = (self.persons | self.subject_prefixes
+                               | self.possessive_determiners)
+        # Each language's own imperatives, for a sentence in it: English
+        # "pour" is French "for".
+        self._imperatives = {}
+        for table in tables:
+            code = table.get('language', '')
+            if code:
+                self._imperatives[code] = (_phrases([table], 'imperatives'),
+                                           _endings([table], 'enclitics'))
+        # Frequent words of languages without data (language/unclaimed.toml):
+        # word -> the codes of the unclaimed languages that use it.
+        self.unclaimed_languages = {}
+        for table in tables:
+            for code, found in table.get('unclaimed', {}).items():
+                for word in found:
+                    key = key_of(word)
+                    if code not in self.unclaimed_languages.get(key, ()):
+                        self.unclaimed_languages[key] = (
+                            self.unclaimed_languages.get(key, ()) + (code,))
+
+    def _load_clause_words(self, tables):
+        """Set the words that cut clauses, per language and for all of them."""
         self._clause_words = {}
         for table in tables:
             own = self._clause_words.setdefault(table.get('language', ''), ClauseWords())
@@ -237,80 +206,16 @@ class Language:
                 self._all_clause_words.phrases.setdefault(first, []).extend(found)
             own.index()
         self._all_clause_words.index()
-        self.discourse_markers = phrases('discourse_markers')
-        self.imperatives = phrases('imperatives')
-        self.enclitics = endings('enclitics')
-        # Each language's own, for a sentence in it: English "pour" is French "for".
-        self._imperatives = {}
-        for table in tables:
-            code = table.get('language', '')
-            if not code:
-                continue
-            self._imperatives[code] = (
-                phrases('imperatives', [table]),
-                tuple(sorted({key_of(word) for word in table.get('enclitics', ())},
-                             key=len, reverse=True)))
-        self.change_adverbs = words('change_adverbs')
-        self.number_words = words('number_words')
-        self.phrase_prepositions = words('phrase_prepositions')
-        self.additives = words('additives')
-        self.subject_pronouns = words('subject_pronouns')
-        self.weekdays = words('weekdays')
-        self.month_names = words('month_names') | self.months
-        self.subject_relatives = phrases('subject_relatives')
-        self.restrictives = phrases('restrictives')
-        self.unclaimed_letters = frozenset(
-            key_of(letter) for table in tables for letter in table.get('unclaimed_letters', ()))
-        self.unclaimed_sequences = tuple(sorted(
-            key_of(text) for table in tables for text in table.get('unclaimed_sequences', ())))
-        # Frequent words of languages without data (language/unclaimed.toml):
-        # word -> the codes of the unclaimed languages that use it.
-        self.unclaimed_languages = {}
-        for table in tables:
-            for code, found in table.get('unclaimed', {}).items():
-                for word in found:
-                    key = key_of(word)
-                    if code not in self.unclaimed_languages.get(key, ()):
-                        self.unclaimed_languages[key] = (
-                            self.unclaimed_languages.get(key, ()) + (code,))
-        # Articles: the subject prefixes that are function words ("the", "der"),
-        # or would be but for another language's value ("la": LA, "die").
-        self.articles = self.subject_prefixes & (self.function_words | self.value_followers)
-        # Negators that are determiners open a contrast themselves ("kein Bier").
-        self.contrast_openers = frozenset(
-            keys[0] for keys in (phrase_keys(phrase) for table in tables
-                                 for phrase in table.get('contrast_markers', ()))
-            if len(keys) == 1)
-        # Words that may open a complete clause although they are function
-        # words: persons, articles and titles, possessive determiners.
-        self.clause_openers = (self.persons | self.subject_prefixes
-                               | self.possessive_determiners)
-        self._load_triggers(tables)
-        # Per language: the words that mark a sentence as that language, and
-        # the words that lose another language's reading there (Portuguese
-        # "no" = "in the" is not the negator "no").
-        self.markers = {}
-        self.homographs = {}
-        self.marker_languages = {}
-        # Languages whose verb comes second and whose participles and
-        # infinitives close the clause ("Seit 2015 wohnt Wiebke in Graz").
-        self.verb_bracket = frozenset(
-            table.get('language', '') for table in tables if table.get('verb_bracket'))
-        # Languages that write every noun with a capital: a capital is no name there.
-        self.capitalized_nouns = frozenset(
-            table.get('language', '') for table in tables if table.get('capitalized_nouns'))
-        for table in tables:
-            code = table.get('language', '')
-            self.markers[code] = self.markers.get(code, frozenset()) | frozenset(
-                key_of(word) for word in table.get('markers', ()))
-            self.homographs[code] = self.homographs.get(code, frozenset()) | frozenset(
-                key_of(word) for word in table.get('homographs', ()))
-        for code, markers in self.markers.items():
-            for marker in markers:
-                self.marker_languages[marker] = self.marker_languages.get(marker, ()) + (code,)
+
+    def _load_languages(self, tables):
+        """Set which language each word marks or belongs to."""
         # The language whose closed-class words a sentence holds most of picks
         # the words that cut its clauses (clauses.py); its markers alone pick
         # which homographs lose their other readings.
+        self.marker_languages = {}
+        for code, markers in self.markers.items():
+            for marker in markers:
+                self.marker_languages[marker] = self.marker_languages.get(marker, ()) + (code,)
         self.word_languages = {}
         for table in tables:
             code = table.get('language', '')
@@ -348,14 +253,6 @@ class Language:
                 known[word] = known.get(word, ()) + (code,)
         self.known_languages = known
         self.known_words = frozenset(known)
-        # Every word that may cut a clause (clauses._word_boundary is asked
-        # only about these).
-        self.boundary_words = frozenset(
-            self._all_clause_words.kinds) | self._all_clause_words.subject_pronouns | frozenset(
-            self._all_clause_words.phrases) | frozenset(self.discourse_markers) | (
-            self.question_openers) | self.negators
-        # Words that continue a noun phrase: a value cannot end right before them.
-        self.value_continuers = frozenset(('of', 'or', 'nor', "'s"))
 
     def _load_triggers(self, tables):
         phrases = {}
@@ -530,6 +427,48 @@ def _trigger(code, number, row):
                    bool(row.get('after_negation')),
                    tuple(phrase_keys(phrase) for phrase in row.get('requires', ())),
                    tuple(phrase_keys(phrase) for phrase in row.get('unless', ())), code)
+
+
+def _words(tables, name):
+    return frozenset(key_of(word) for table in tables for word in table.get(name, ()))
+
+
+def _phrases(tables, name):
+    # Indexed by their first token: phrases are tried where they may start.
+    found = {}
+    for table in tables:
+        for phrase in table.get(name, ()):
+            keys = phrase_keys(phrase)
+            if keys:
+                found.setdefault(keys[0], set()).add(keys)
+    return {first: tuple(sorted(keys, key=len, reverse=True)) for first, keys in found.items()}
+
+
+def _endings(tables, name):
+    return tuple(sorted(_words(tables, name), key=len, reverse=True))
+
+
+def _sorted(tables, name):
+    return tuple(sorted(_words(tables, name)))
+
+
+def _per_language(tables, name):
+    found = {}
+    for table in tables:
+        code = table.get('language', '')
+        found[code] = found.get(code, frozenset()) | _words([table], name)
+    return found
+
+
+def _flag(tables, name):
+    return frozenset(table.get('language', '') for table in tables if table.get(name))
+
+
+_READERS = {
+    language_keys.WORDS: _words, language_keys.PHRASES: _phrases,
+    language_keys.ENDINGS: _endings, language_keys.SORTED: _sorted,
+    language_keys.PER_LANGUAGE: _per_language, language_keys.FLAG: _flag,
+}
 
 
 def language_files():

@@ -39,6 +39,7 @@ lets admission refuse them instead of guessing where a name ends.
 
 import functools
 import re
+from typing import NamedTuple, Sequence
 import unicodedata
 
 # Tokens are machine keys (kinds, predicates, roles, entity types, source
@@ -140,6 +141,82 @@ def has_forbidden_characters(text):
         if char <= '\uffff' or FORBIDDEN_CHARACTER.match(char):
             return True
     return False
+
+
+# The parts of an emoji grapheme cluster (Unicode UTS #51, UAX #29) that are
+# not emoji themselves: the presentation selectors, the zero width joiner,
+# the combining keycap, the skin tone modifiers and the tag characters of a
+# subdivision flag. Three of them are forbidden characters anywhere else.
+EMOJI_PRESENTATION = '\ufe0e\ufe0f'
+EMOJI_JOINER = '\u200d'
+EMOJI_KEYCAP = '\u20e3'
+KEYCAP_BASES = frozenset('0123456789#*')
+_SKIN_TONES = ('\U0001f3fb', '\U0001f3ff')
+_TAGS = ('\U000e0020', '\U000e007f')
+_TAG_BASE = '\U0001f3f4'  # the black flag a tag sequence follows
+
+
+def is_emoji_continuation(char):
+    """Return True for a character that continues an emoji cluster (selector, joiner, ...)."""
+    return (char in EMOJI_PRESENTATION or char == EMOJI_JOINER or char == EMOJI_KEYCAP
+            or _SKIN_TONES[0] <= char <= _SKIN_TONES[1] or _TAGS[0] <= char <= _TAGS[1])
+
+
+def is_emoji_base(char):
+    """Return True for a pictograph or other symbol an emoji cluster may start with."""
+    return unicodedata.category(char) in ('So', 'Sk')
+
+
+def _part_of_emoji(text, index):
+    """Return True when the forbidden character at index is part of an emoji cluster."""
+    char = text[index]
+    before = text[index - 1] if index else ''
+    if char in EMOJI_PRESENTATION:
+        # After a symbol or punctuation mark ("❤️", "‼️"), or a keycap's base ("1️⃣").
+        return bool(before) and (
+            unicodedata.category(before)[0] in 'SP'
+            or (before in KEYCAP_BASES and text[index + 1:index + 2] == EMOJI_KEYCAP))
+    if char == EMOJI_JOINER:
+        # Between two emoji ("👩‍💻", "❤️‍🔥", "🤦🏽‍♀️").
+        back = index - 1
+        while back >= 0 and (text[back] in EMOJI_PRESENTATION
+                             or _SKIN_TONES[0] <= text[back] <= _SKIN_TONES[1]):
+            back -= 1
+        after = text[index + 1:index + 2]
+        return back >= 0 and is_emoji_base(text[back]) and bool(after) and is_emoji_base(after)
+    if _TAGS[0] <= char <= _TAGS[1]:
+        # A subdivision flag: the black flag, tag letters, the cancel tag ("🏴󠁧󠁢󠁳󠁣󠁴󠁿").
+        back = index - 1
+        while back >= 0 and _TAGS[0] <= text[back] <= _TAGS[1]:
+            back -= 1
+        return back >= 0 and text[back] == _TAG_BASE
+    return False
+
+
+def has_forbidden_outside_emoji(text):
+    """Return True when text has a forbidden character that is not part of an emoji cluster."""
+    for match in _FORBIDDEN_OR_ASTRAL.finditer(text):
+        char = match.group()
+        if char > '\uffff' and not FORBIDDEN_CHARACTER.match(char):
+            continue
+        if not _part_of_emoji(text, match.start()):
+            return True
+    return False
+
+
+def fold_utterance(text):
+    """
+    Return the Folded form of an operator utterance (see fold).
+
+    An utterance may hold emoji clusters whole ("❤️", "👩‍💻", "1️⃣"): their
+    selectors, joiners and tags are part of the emoji, not hidden text. Every
+    other forbidden character is refused, as in any other text.
+    """
+    if has_forbidden_outside_emoji(text):
+        raise NormalizationError(
+            'control_characters', 'text contains control characters or invisible format '
+            'characters')
+    return fold(text, checked=True)
 
 
 def has_unsegmented_script(text):
@@ -286,23 +363,89 @@ def _fold_in_segments(display):
     return ''.join(folded), starts, ends
 
 
-@functools.lru_cache(maxsize=64)
-def _folded_display(text):
+class Folded(NamedTuple):
     """
-    Return (display, folded, starts, ends) of text (see _fold_in_segments).
+    A text in its display form and folded in segments (see _fold_in_segments).
 
-    Kept for the last few texts: one admission looks for the subject, the
-    related entity and the value in the same evidence, and for the evidence
-    in the utterance. The lists returned are shared: read them, never change
-    them. A text with forbidden characters raises (and is not kept).
+    Built once per text: a turn folds its utterance once, and every name,
+    value and evidence is then found in it. The sequences are shared: read
+    them, never change them.
     """
-    display = display_form(text)
-    return (display, *_fold_in_segments(display))
+
+    display: str
+    folded: str
+    starts: Sequence[int]
+    ends: Sequence[int]
 
 
-def forget_kept_texts():
-    """Drop the texts _folded_display keeps (after a forget, none may stay in the process)."""
-    _folded_display.cache_clear()
+def fold(text, *, checked=False):
+    """
+    Return the Folded form of text; raises NormalizationError (forbidden characters, empty).
+
+    checked: the caller has just found text free of forbidden characters
+    (has_forbidden_characters), so it is not scanned again.
+    """
+    if checked:
+        display = _collapse_whitespace(unicodedata.normalize('NFKC', text))
+        if not display:
+            raise NormalizationError('empty', 'text is empty after normalization')
+    else:
+        display = display_form(text)
+    return Folded(display, *_fold_in_segments(display))
+
+
+def _folded_window(haystack, start, end):
+    """Return the folded indices [low, high) of the display window [start, end), or None."""
+    if end is None:
+        end = len(haystack.display)
+    if haystack.display.isascii():
+        return start, end
+    starts, ends = haystack.starts, haystack.ends
+    low = next((index for index, begin in enumerate(starts) if begin == start), None)
+    if start == len(haystack.display):
+        low = len(starts)
+    high = 0 if end == 0 else next(
+        (index + 1 for index, stop in enumerate(ends) if stop == end), None)
+    if low is None or high is None or high < low:
+        return None
+    return low, high
+
+
+def find(needle, haystack, start=0, end=None):
+    """
+    Return the display span (start, end) of needle's first whole-word occurrence, or None.
+
+    needle and haystack are Folded texts; the search stays inside the
+    haystack's display window [start, end), whose edges count as word
+    boundaries, as if that part had been folded on its own (it is cut on
+    segment edges, so it folds the same). A window that cuts a folded
+    segment finds nothing.
+    """
+    window = _folded_window(haystack, start, end)
+    if window is None:
+        return None
+    low, high = window
+    needle_key = needle.folded
+    folded, starts, ends = haystack.folded, haystack.starts, haystack.ends
+    found = folded.find(needle_key, low, high)
+    while found != -1:
+        stop = found + len(needle_key)
+        starts_clean = found == low or not (
+            _is_word_char(folded[found - 1]) and _is_word_char(folded[found]))
+        ends_clean = stop == high or not (
+            _is_word_char(folded[stop - 1]) and _is_word_char(folded[stop]))
+        if starts_clean and ends_clean and starts[found] != -1 and ends[stop - 1] != -1 and (
+                not _cuts_emoji(haystack.display, starts[found], ends[stop - 1])):
+            return starts[found], ends[stop - 1]
+        found = folded.find(needle_key, found + 1, high)
+    return None
+
+
+def _cuts_emoji(display, start, end):
+    """Return True when the span [start, end) of display begins or ends inside an emoji cluster."""
+    return (start < len(display) and is_emoji_continuation(display[start])) or (
+        0 < start and display[start - 1] == EMOJI_JOINER) or (
+        end < len(display) and is_emoji_continuation(display[end]))
 
 
 def locate(needle, haystack):
@@ -314,19 +457,9 @@ def locate(needle, haystack):
     word, so "tea" is not found in "steak" and a name is not found before a
     vowel sign that belongs to it. Returns the matching span of the
     haystack's display form (the haystack's own wording), or None when there
-    is no such span. Raises NormalizationError for forbidden characters or
-    empty input.
+    is no such span. Either text may be given already Folded. Raises
+    NormalizationError for forbidden characters or empty input.
     """
-    needle_key = _folded_display(needle)[1]
-    display, folded, starts, ends = _folded_display(haystack)
-    start = folded.find(needle_key)
-    while start != -1:
-        end = start + len(needle_key)
-        starts_clean = start == 0 or not (
-            _is_word_char(folded[start - 1]) and _is_word_char(folded[start]))
-        ends_clean = end == len(folded) or not (
-            _is_word_char(folded[end - 1]) and _is_word_char(folded[end]))
-        if starts_clean and ends_clean and starts[start] != -1 and ends[end - 1] != -1:
-            return display[starts[start]:ends[end - 1]]
-        start = folded.find(needle_key, start + 1)
-    return None
+    haystack = haystack if isinstance(haystack, Folded) else fold(haystack)
+    span = find(needle if isinstance(needle, Folded) else fold(needle), haystack)
+    return None if span is None else haystack.display[span[0]:span[1]]

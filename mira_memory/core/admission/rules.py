@@ -109,10 +109,11 @@ from typing import Optional, Tuple
 import unicodedata
 
 from mira_memory.core.admission import anchors, language, verdict
-from mira_memory.core.admission.normalize import has_forbidden_characters, has_unsegmented_script
-from mira_memory.core.admission.normalize import locate, NormalizationError, normalize_key
-from mira_memory.core.admission.normalize import normalize_token
+from mira_memory.core.admission.normalize import find, fold, has_forbidden_characters
+from mira_memory.core.admission.normalize import has_unsegmented_script, NormalizationError
+from mira_memory.core.admission.normalize import normalize_key, normalize_token
 from mira_memory.core.admission.normalize import TOKEN_MAX_LENGTH
+from mira_memory.core.admission.operator_turn import Turn, TurnContext
 from mira_memory.core.errors import InvalidInputError, StoreError
 from mira_memory.core.store.records import NewMemory, Receipt, SOURCE_OPERATOR_STATEMENT
 from mira_memory.core.store.records import SOURCE_SUPERVISED_STATEMENT
@@ -155,7 +156,6 @@ SUBJECT_MAX_LENGTH = 256
 RELATED_ENTITY_MAX_LENGTH = 256
 VALUE_MAX_LENGTH = 256
 EVIDENCE_MAX_LENGTH = 500
-UTTERANCE_MAX_LENGTH = 4000
 CONTEXT_ID_MAX_LENGTH = 64
 ERROR_MAX_LENGTH = 200
 CONFLICTING_IDS_MAX = 8
@@ -272,15 +272,6 @@ _ERRORS = {
 
 
 @dataclass(frozen=True)
-class TurnContext:
-    """The current operator turn, supplied by the runtime, never by the model."""
-
-    episode_id: str
-    turn_id: str
-    utterance: str
-
-
-@dataclass(frozen=True)
 class Proposal:
     """The model's remember arguments; related fields are None (or '') when absent."""
 
@@ -344,8 +335,9 @@ def admit(store, context, proposal, robot_profile):
     Admit proposal as one durable memory when every admission rule holds.
 
     store is the MemoryStore owned by the memory node; context is the current
-    operator TurnContext (or None); robot_profile is the robot profile name
-    that you/your/yours/yourself denote. Never raises.
+    operator Turn (or a TurnContext, read into one here; or None);
+    robot_profile is the robot profile name that you/your/yours/yourself
+    denote. Never raises.
     """
     try:
         return _admit(store, context, proposal, robot_profile)
@@ -359,6 +351,7 @@ def backend_failure():
 
 
 def _admit(store, context, proposal, robot_profile):
+    context = _turn(context)
     request, rejection = _judge_request(context, proposal, robot_profile)
     if rejection is not None:
         return rejection
@@ -381,6 +374,7 @@ def admit_in(tx, context, proposal, robot_profile, *, request=None, overrides=fr
     (records.REVIEW_COLUMNS); with it the memory's source is
     supervised_statement. Store failures raise.
     """
+    context = _turn(context)
     if request is None:
         request, rejection = _judge_request(context, proposal, robot_profile, overrides)
         if rejection is not None:
@@ -505,6 +499,7 @@ def judge(reads, context, proposal, robot_profile, *, writes=False):
     relationship_memories and turn_memory as WriteTransaction does. Store
     failures raise.
     """
+    context = _turn(context)
     request, rejection = _judge_request(context, proposal, robot_profile)
     if rejection is not None:
         return Judgment(rejection)
@@ -565,28 +560,34 @@ def _judge_request(context, proposal, robot_profile, overrides=frozenset()):
             return None, _rejected(REASON_RELATED_FIELDS_INCOMPLETE, rule='4')
     elif related_entity is not None or role is not None:
         return None, _rejected(REASON_RELATED_ENTITY_INVALID_FOR_KIND, rule='3')
-    evidence = _locate_evidence(context, proposal.evidence)
-    if evidence is None:
+    span = _locate_evidence(context, proposal.evidence)
+    if span is None:
         return None, _rejected(REASON_EVIDENCE_NOT_IN_UTTERANCE, rule='5')
-    if locate(proposal.subject, evidence) is None and not anchors.said_as_genitive(
-            proposal.subject, evidence):
+    utterance = context.folded
+    evidence = utterance.display[span[0]:span[1]]
+    # (Rules 1 and 2 checked these fields: they fold, unscanned again.)
+    subject = fold(proposal.subject, checked=True)
+    value_form = fold(proposal.value, checked=True)
+    if find(subject, utterance, *span) is None and not anchors.said_as_genitive(
+            context.language, proposal.subject, evidence):
         return None, _rejected(REASON_SUBJECT_NOT_SUPPORTED, rule='6')
     value_key = normalize_key(proposal.value)
     if related_entity is not None:
-        if locate(related_entity, evidence) is None:
+        if find(fold(related_entity, checked=True), utterance, *span) is None:
             return None, _rejected(REASON_RELATED_ENTITY_NOT_SUPPORTED, rule='7')
         if normalize_key(related_entity) != value_key:
             return None, _rejected(REASON_RELATIONSHIP_VALUE_MISMATCH, rule='8')
-    value = locate(proposal.value, evidence)
-    if value is None:
+    value_span = find(value_form, utterance, *span)
+    if value_span is None:
         return None, _rejected(REASON_VALUE_NOT_SUPPORTED, rule='9')
+    value = utterance.display[value_span[0]:value_span[1]]
     if OVERRIDE_GROUNDING in overrides:
         return _Request(kind, predicate, role, related_entity, evidence, value, value_key,
                         None), None
-    grounded = verdict.ground(
-        context.utterance, evidence, proposal.subject, proposal.value, predicate,
+    grounded = verdict.ground_turn(
+        context, span, proposal.subject, proposal.value, predicate,
         relationship=kind == KIND_RELATIONSHIP,
-        vocatives=(robot_profile,) if robot_profile else ())
+        vocatives=(robot_profile,) if robot_profile else (), forms=(subject, value_form))
     if grounded.failure:
         return None, _rejected(_GROUNDING_REASONS[grounded.rule], error=grounded.error,
                                rule=_GROUNDING_RULES[grounded.rule])
@@ -694,18 +695,21 @@ def _proposal_tokens(proposal, related_role):
     return kind, predicate, role
 
 
-def _locate_evidence(context, evidence):
-    """Return the evidence span in the operator's wording, or None."""
-    if not isinstance(context, TurnContext):
+def _turn(context):
+    """Return the context as a Turn: read once here when the caller has not done so."""
+    return Turn.of(context) if isinstance(context, TurnContext) else None
+
+
+def _locate_evidence(turn, evidence):
+    """Return the evidence's (start, end) span in the turn's display form, or None."""
+    if turn is None:
         return None
-    if not (_is_turn_key(context.episode_id) and _is_turn_key(context.turn_id)):
+    if not (_is_turn_key(turn.episode_id) and _is_turn_key(turn.turn_id)):
         return None
-    utterance = context.utterance
-    if (not isinstance(utterance, str) or len(utterance) > UTTERANCE_MAX_LENGTH
-            or has_forbidden_characters(utterance) or _is_blank(utterance)):
+    if turn.folded is None:  # not text, too long, forbidden characters or blank
         return None
-    span = locate(evidence, utterance)
-    if span is None or has_unsegmented_script(span):
+    span = find(fold(evidence, checked=True), turn.folded)  # (checked by rules 1 and 2)
+    if span is None or has_unsegmented_script(turn.folded.display[span[0]:span[1]]):
         # Without spaces between words no name can be shown to be a whole
         # word of the evidence; no segmenter dependency qualifies (README).
         return None
@@ -715,7 +719,7 @@ def _locate_evidence(context, evidence):
 def _is_turn_key(text):
     return (isinstance(text, str) and 0 < len(text) <= CONTEXT_ID_MAX_LENGTH
             and not has_forbidden_characters(text)
-            and not any(char.isspace() for char in text))
+            and text.split() == [text])  # (no whitespace: one word, itself)
 
 
 def _resolve_one(tx, name, not_found_reason, ambiguous_reason):

@@ -2,21 +2,25 @@
 """
 The utterance as the grounding rules read it: tokens and sentences, built once per turn.
 
-`analyse` turns an utterance into its display form (NFKC, collapsed
-whitespace), its tokens (words with their folded keys, numbers as one
-token, punctuation marks) and its sentences. Every later stage (clauses,
-scopes, anchors) reads the same Analysis, and the stages cache what they
-work out per sentence on it, so one turn is analysed once however many
-occurrences, candidates and retries are judged against it.
+`analysis_of` reads a folded utterance (normalize.Folded: its display form,
+NFKC with collapsed whitespace, and its folded form) into tokens (words with
+their folded keys, numbers as one token, punctuation marks) and sentences.
+The operator turn (operator_turn.Turn) builds it once; every later stage
+(clauses, scopes, anchors) reads the same Analysis, and the stages keep what
+they work out per sentence on it, so one turn is analysed once however many
+occurrences and candidates are judged against it. Nothing here outlives the
+turn: no module keeps operator text.
 """
 
 from dataclasses import dataclass
-import functools
 import re
-from typing import NamedTuple
+from typing import NamedTuple, Optional
 import unicodedata
 
-from mira_memory.core.admission.normalize import display_form, locate, NormalizationError
+from mira_memory.core.admission.normalize import EMOJI_JOINER, EMOJI_KEYCAP, EMOJI_PRESENTATION
+from mira_memory.core.admission.normalize import find, fold, Folded, is_emoji_base
+from mira_memory.core.admission.normalize import is_emoji_continuation, KEYCAP_BASES
+from mira_memory.core.admission.normalize import NormalizationError
 
 # Sentence ends and clause boundaries. Quote marks are transparent: they
 # neither end nor join anything.
@@ -57,7 +61,8 @@ class Token(NamedTuple):
     @property
     def is_symbol(self):
         """Return True for an emoji or other pictograph, which separates clauses."""
-        return not self.is_word and unicodedata.category(self.text) in _SYMBOL_CATEGORIES
+        return not self.is_word and (
+            len(self.text) > 1 or unicodedata.category(self.text) in _SYMBOL_CATEGORIES)
 
 
 @dataclass(frozen=True)
@@ -70,12 +75,13 @@ class Sentence:
 
 
 class Analysis:
-    """One utterance analysed once: display text, tokens and sentences, read by every stage."""
+    """One utterance analysed once: display and folded text, tokens and sentences."""
 
-    __slots__ = ('display', 'tokens', 'keys', 'sentences', 'cache')
+    __slots__ = ('folded', 'display', 'tokens', 'keys', 'sentences', 'cache')
 
-    def __init__(self, display, tokens, sentences):
-        self.display = display
+    def __init__(self, folded, tokens, sentences):
+        self.folded = folded
+        self.display = folded.display
         self.tokens = tokens
         self.keys = tuple(token.key for token in tokens)
         self.sentences = sentences
@@ -94,7 +100,9 @@ def is_word_char(char):
     # hyphen, joiners) is read as joining two words into one, so "Ada\u00adm"
     # never yields the name "Ada". (The text layer refuses such characters;
     # this keeps the grammar conservative should one get through.)
-    return char.isalnum() or char == '_' or unicodedata.category(char) in _WORD_CATEGORIES
+    # (An emoji presentation selector belongs to the emoji before it, never to a word.)
+    return char.isalnum() or char == '_' or (
+        unicodedata.category(char) in _WORD_CATEGORIES and char not in EMOJI_PRESENTATION)
 
 
 def key_of(text):
@@ -128,8 +136,14 @@ def _tokenize(text):
     length = len(text)
     while index < length:
         char = text[index]
-        if char.isspace():
+        if char.isspace() or char in EMOJI_PRESENTATION:
+            # (A selector no emoji took, as NFKC leaves it after "ℹ" read as "i".)
             index += 1
+        elif _starts_emoji(text, index):
+            stop = _emoji_end(text, index)
+            cluster = text[index:stop]
+            tokens.append(Token(cluster, _emoji_key(cluster), index, stop, False))
+            index = stop
         elif is_word_char(char):
             start = index
             index += 1
@@ -154,42 +168,49 @@ def _tokenize(text):
     return tokens
 
 
-def analyse(utterance, lang=None):
-    """
-    Return the Analysis of an utterance, or None when it cannot be normalized.
-
-    With the shipped language data (lang None or that data), the last few
-    analyses are kept: one turn is analysed once.
-    """
-    if lang is None or lang is _default_language():
-        return _analyse_default(utterance)
-    return _analyse(utterance, lang)
+def _starts_emoji(text, index):
+    """Return True where an emoji cluster starts: a pictograph, or a keycap ("1️⃣")."""
+    char = text[index]
+    if char in KEYCAP_BASES:
+        following = text[index + 1:index + 3]
+        return following[:1] == EMOJI_KEYCAP or following == '\ufe0f' + EMOJI_KEYCAP
+    return is_emoji_base(char)
 
 
-def _default_language():
-    from mira_memory.core.admission import language  # the data module imports this one
-    return language.language()
+def _emoji_end(text, index):
+    """Return the end of the emoji cluster (UAX #29, emoji sequences) that starts at index."""
+    length = len(text)
+    index += 1
+    while index < length:
+        char = text[index]
+        if char == EMOJI_JOINER and index + 1 < length and is_emoji_base(text[index + 1]):
+            index += 2
+        elif is_emoji_continuation(char) and char != EMOJI_JOINER:
+            index += 1
+        else:
+            break
+    return index
 
 
-@functools.lru_cache(maxsize=16)
-def _analyse_default(utterance):
-    # One admission reads the same utterance for several occurrences and
-    # candidates, and a retry reads it again: keep the last few analyses.
-    return _analyse(utterance, _default_language())
+def _emoji_key(cluster):
+    """Return an emoji's key: the cluster without presentation selectors and skin tones."""
+    key = ''.join(char for char in cluster
+                  if char not in EMOJI_PRESENTATION and not '\U0001f3fb' <= char <= '\U0001f3ff')
+    return key or cluster
 
 
-def forget_kept_texts():
-    """Drop the analyses kept of the last utterances (after a forget, none may stay)."""
-    _analyse_default.cache_clear()
+def analysis_of(folded, lang):
+    """Return the Analysis of a Folded utterance, with the sentence rules of lang."""
+    tokens = tuple(tokenize(folded.display))
+    return Analysis(folded, tokens, tuple(_sentences(tokens, lang)))
 
 
-def _analyse(utterance, lang):
+def analyse(utterance, lang):
+    """Return the Analysis of an utterance text, or None when it cannot be normalized."""
     try:
-        display = display_form(utterance)
+        return analysis_of(fold(utterance), lang)
     except NormalizationError:
         return None
-    tokens = tuple(tokenize(display))
-    return Analysis(display, tokens, tuple(_sentences(tokens, lang)))
 
 
 def _sentences(tokens, lang):
@@ -273,21 +294,20 @@ def occurrences(needle_text, haystack, offset=0):
         index = haystack.find(needle_text, index + 1)
 
 
-def span_text(needle, haystack):
-    """Return the haystack's own wording of needle (see normalize.locate), or None."""
-    try:
-        return locate(needle, haystack)
-    except NormalizationError:
-        return None
+def find_spans(needle, haystack, start, end):
+    """
+    Yield the (start, end) spans of needle in the display window [start, end) of haystack.
 
-
-def find_spans(needle, text, offset):
-    """Yield the (start, end) char spans of needle in text, shifted by offset."""
-    found = span_text(needle, text)
+    needle and haystack are Folded. The first whole-word occurrence after
+    normalization gives the haystack's own wording; every occurrence of that
+    wording in the window follows.
+    """
+    found = find(needle, haystack, start, end)
     if found is None:
         return
-    for start in occurrences(found, text, offset):
-        yield start, start + len(found)
+    wording = haystack.display[found[0]:found[1]]
+    for begin in occurrences(wording, haystack.display[start:end], start):
+        yield begin, begin + len(wording)
 
 
 def phrase_lengths(phrases, keys, index):
@@ -319,7 +339,25 @@ class Claim:
     relationship: bool
     # The robot's names as token keys: "ok mira, ..." addresses the robot.
     vocatives: tuple
+    # The subject's and the value's Folded forms (None: folded here, once;
+    # still None when the text cannot be normalized).
+    subject_form: Optional[Folded] = None
+    value_form: Optional[Folded] = None
 
     @property
     def tokens(self):
         return self.analysis.tokens
+
+    def __post_init__(self):
+        # (Past the frozen guard: set once, here, like the fields.)
+        if self.subject_form is None:
+            object.__setattr__(self, 'subject_form', _folded_or_none(self.subject))
+        if self.value_form is None:
+            object.__setattr__(self, 'value_form', _folded_or_none(self.value))
+
+
+def _folded_or_none(text):
+    try:
+        return fold(text)
+    except NormalizationError:
+        return None

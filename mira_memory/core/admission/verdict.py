@@ -28,10 +28,10 @@ import itertools
 from typing import Optional, Tuple
 
 from mira_memory.core.admission import anchors, clauses, scope
-from mira_memory.core.admission.language import language
-from mira_memory.core.admission.normalize import NormalizationError, normalize_key
-from mira_memory.core.admission.text import analyse, Claim, occurrences, QUOTES
-from mira_memory.core.admission.text import span_text, TERMINATORS, token_range, tokenize
+from mira_memory.core.admission.normalize import find, fold, NormalizationError, normalize_key
+from mira_memory.core.admission.operator_turn import Turn
+from mira_memory.core.admission.text import Claim, occurrences, QUOTES
+from mira_memory.core.admission.text import TERMINATORS, token_range, tokenize
 
 # Failures: the rule family decides the reason (admission maps it); the name
 # picks the fixed error sentence.
@@ -146,30 +146,51 @@ class Grounding:
 
 
 def ground(utterance, evidence, subject, value, predicate, *, relationship=False, lang=None,
-           vocatives=(), analysis=None):
+           vocatives=()):
     """
     Check the grounding rules for an evidence that the literal rules already found.
 
-    Every whole-word occurrence of the evidence in the utterance is tried;
-    the proposal is grounded when one occurrence satisfies every rule. When
-    none does, the failure of the first occurrence is returned. Only the
-    first few occurrences are tried, so a long repetitive utterance stays
-    cheap. lang is the merged language data (default: every shipped language
-    file); vocatives are the robot's names, which may address it ("ok mira,
-    ..."); analysis is the utterance's Analysis when the caller has it.
+    utterance is the operator Turn, or its text (read into a Turn here);
+    lang is the merged language data (default: every shipped language file);
+    vocatives are the robot's names, which may address it ("ok mira, ...").
+    See ground_turn.
     """
-    lang = lang or language()
-    analysis = analysis or analyse(utterance, lang)
-    if analysis is None:
+    turn = Turn.of(utterance, lang) if isinstance(utterance, Turn) else Turn(
+        '', '', utterance, lang)
+    if turn.folded is None:
         return Grounding('not_a_clause')
-    span = span_text(evidence, analysis.display)
+    try:
+        span = find(fold(evidence), turn.folded)
+    except NormalizationError:
+        span = None
     if span is None:
         return Grounding('not_a_clause')
-    claim = Claim(lang, analysis, subject, value, predicate, relationship,
-                  tuple(filter(None, map(_name_keys, vocatives))))
+    return ground_turn(turn, span, subject, value, predicate, relationship=relationship,
+                       vocatives=vocatives)
+
+
+def ground_turn(turn, span, subject, value, predicate, *, relationship=False, vocatives=(),
+                forms=(None, None)):
+    """
+    Check the grounding rules for the evidence found at span (start, end) of the turn's display.
+
+    Every whole-word occurrence of the evidence's wording in the utterance is
+    tried; the proposal is grounded when one occurrence satisfies every rule.
+    When none does, the failure of the first occurrence is returned. Only the
+    first few occurrences are tried, so a long repetitive utterance stays
+    cheap. forms: the subject's and the value's Folded forms when the caller
+    has them (else they are folded here).
+    """
+    analysis = turn.analysis
+    if analysis is None:
+        return Grounding('not_a_clause')
+    wording = analysis.display[span[0]:span[1]]
+    claim = Claim(turn.language, analysis, subject, value, predicate, relationship,
+                  tuple(filter(None, map(_name_keys, vocatives))), *forms)
     first_failure = None
-    for start in itertools.islice(occurrences(span, analysis.display), anchors.OCCURRENCES_MAX):
-        verdict = _ground_occurrence(claim, start, start + len(span))
+    for start in itertools.islice(occurrences(wording, analysis.display),
+                                  anchors.OCCURRENCES_MAX):
+        verdict = _ground_occurrence(claim, start, start + len(wording))
         if verdict.failure is None:
             return verdict
         first_failure = first_failure or verdict
@@ -209,17 +230,13 @@ def _ground_occurrence(claim, start, end):
 
     # Spans the scans below must not read as grammar: the subject's name, and
     # a relationship's value (it names the related entity).
-    evidence_text = analysis.display[tokens[first].start:tokens[stop - 1].end]
-    offset = tokens[first].start
-    subject_span = anchors.find_span(claim.subject, evidence_text, offset) or (
-        anchors.genitive_span(lang, claim.subject, evidence_text, offset))
-    value_spans = anchors.value_spans(claim.value, evidence_text, offset)
+    window = (tokens[first].start, tokens[stop - 1].end)
+    subject_span = anchors.find_span(claim, claim.subject_form, window) or (
+        anchors.genitive_span(lang, claim.subject, analysis.display, window))
+    value_spans = anchors.value_spans(claim, window)
     names = [subject_span] if subject_span else []
     if claim.relationship:
         names.extend(value_spans)
-
-    def in_names(token):
-        return any(span[0] <= token.start and token.end <= span[1] for span in names)
 
     reached = scope.reaching(claim, structure_, first, stop, value_spans, names)
     failure, addressees = None, ()
@@ -240,9 +257,9 @@ def _ground_occurrence(claim, start, end):
                for key in analysis.keys[first:stop]):
             marks = anchors.marks_of(lang, analysis, structure_,
                                      scope.occurrences(claim, structure_))
-            anchored = anchors.judge(claim, structure_, first, stop, subject_span, value_spans,
-                                     in_names, scope.negations(claim, structure_, (first,)),
-                                     marks)
+            anchored = anchors.judge(claim, anchors.Occurrence(
+                structure_, first, stop, subject_span, tuple(value_spans), tuple(names),
+                scope.negations(claim, structure_, (first,)), marks))
             if anchored.failure == 'value_set_aside':
                 set_aside = anchored.failure
         return Grounding(set_aside or reached[0].trigger.failure)
@@ -264,8 +281,9 @@ def _ground_occurrence(claim, start, end):
     if failure:
         return Grounding(failure)
     marks = anchors.marks_of(lang, analysis, structure_, scope.occurrences(claim, structure_))
-    anchored = anchors.judge(claim, structure_, first, stop, subject_span, value_spans,
-                             in_names, negations, marks)
+    anchored = anchors.judge(claim, anchors.Occurrence(
+        structure_, first, stop, subject_span, tuple(value_spans), tuple(names), negations,
+        marks))
     if anchored.failure is None:
         # Where the evidence ends is judged after who and what it is about:
         # "rosa's husband is a paramedic | with ..." is about the husband.
