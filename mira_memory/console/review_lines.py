@@ -106,16 +106,20 @@ def _pending(response, table):
 
 def _pending_show(response):
     item = response.item
+    # The rules end an explanation with the trigger that decided (rules.explanation).
+    explanation, _, decided_by = item.explanation.partition(' Decided by: ')
     lines = [
         f'{item.id}',
         f'  kept:         {item.created_at} (expires {item.expires_at})',
         f'  refused:      {_refusal(item)}',
-        f'  explanation:  {item.explanation}',
+        f'  explanation:  {explanation}',
         f'  utterance:    {_quoted(item.utterance)}',
         f'  turn:         episode {_quoted(item.episode_id)} turn {_quoted(item.turn_id)}',
         f'  proposal:     {item.kind} subject {_quoted(item.subject)} predicate '
         f'{_quoted(item.predicate)} value {_quoted(item.value)}',
     ]
+    if decided_by:
+        lines.insert(4, f'  decided by:   {decided_by.removesuffix(".")}')
     if item.related_entity or item.related_role:
         lines.append(f'  related:      {_quoted(item.related_entity)} role '
                      f'{_quoted(item.related_role)}')

@@ -91,7 +91,12 @@ def test_a_grounding_refusal_is_kept_with_all_a_person_needs_to_judge_it(world, 
         'preference', 'Ada Lovelace', 'prefers_drink', 'green tea',
         'Ada Lovelace prefers green tea')
     assert (item.related_entity, item.related_role, item.robot_profile) == (None, None, ROBOT)
-    assert (item.reason, item.rule, item.explanation) == (result.reason, '10', result.error)
+    assert (item.reason, item.rule, item.explanation) == (
+        result.reason, '10', rules.explanation(result))
+    # The explanation names the trigger that decided, for the person who reviews it.
+    assert item.explanation == result.error + (
+        ' Decided by: hedge "Maybe" at characters 0-5, reach sentence, both ways, governs'
+        ' "Ada Lovelace prefers green tea".')
     assert (item.rules_version, item.rules_digest) == (
         language.RULES_VERSION, language.rules_digest())
     assert item.created_at == '2026-05-01T12:00:00Z' and item.conflicting_memory_ids == ()
@@ -257,7 +262,9 @@ def test_accept_of_a_grounding_refusal_writes_a_supervised_memory_with_its_recei
         'accept', REVIEWER, 1)
     assert (receipt.refused_reason, receipt.refused_rule, receipt.refused_at) == (
         'evidence_not_in_utterance', '10', '2026-05-01T12:00:00Z')
-    assert receipt.refused_explanation == refused.error
+    # The receipt keeps the trigger that refused it, as the pending item had it.
+    assert receipt.refused_explanation == rules.explanation(refused)
+    assert 'Decided by: hedge "Maybe"' in receipt.refused_explanation
     assert pending(world) == []
     # Recall shows it, and says how to read it: the operator's words a person accepted.
     lines = recall(world, 'Ada').text.splitlines()

@@ -302,6 +302,16 @@ class AdmissionResult:
     # A rejection kept for a person's review (core/review): the Remember
     # response says so; the reason stays the rules' own.
     pending_review: bool = False
+    # The trigger that refused it (verdict.describe), for the pending item's
+    # explanation; never part of the Remember response, which echoes nothing.
+    decided_by: str = ''
+
+
+def explanation(result):
+    """Return a refusal's explanation for a person: its error and the trigger that decided."""
+    if not result.decided_by:
+        return result.error
+    return '%s Decided by: %s.' % (result.error, result.decided_by)
 
 
 def reviewable(result):
@@ -399,7 +409,7 @@ def admit_in(tx, context, proposal, robot_profile, *, request=None, overrides=fr
             predicate=request.predicate, value=request.value, source_kind=source,
             source_label=label, confidence=None),
         allow_runtime_source=True)
-    decision = dataclasses.replace(decision, rules_ran=_rules_ran(overrides))
+    decision = dataclasses.replace(decision, rules_ran=_rules_ran(overrides, request))
     # The same transaction: the memory and its receipt commit together.
     written = receipt(memory.id, context, proposal, robot_profile, decision)
     if review is not None:
@@ -437,12 +447,20 @@ def _slot(tx, request, decision):
     return None, tuple(memory.id for memory in same_slot if memory.value_key != value_key)
 
 
-def _rules_ran(overrides):
-    """Return a receipt's rules_ran: every rule, less those a person overrode."""
+def _rules_ran(overrides, request):
+    """
+    Return a receipt's rules_ran: every rule, less those a person overrode.
+
+    When the grounding rules read triggers in the evidence's sentence and let
+    them pass, it names them too ("1-19; allowed: pseudo "never says no
+    to" ...: asserts"): the trigger words that did not decide against it.
+    """
+    allowed = request.grounded.decided_by if request.grounded is not None else ''
+    allowed = '; allowed: %s' % allowed if allowed else ''
     if not overrides:
-        return RULES_RAN_ADMITTED
+        return RULES_RAN_ADMITTED + allowed
     skipped = ','.join(OVERRIDDEN_RULES[name] for name in sorted(overrides))
-    return '%s except %s (overridden at review)' % (RULES_RAN_ADMITTED, skipped)
+    return '%s except %s (overridden at review)%s' % (RULES_RAN_ADMITTED, skipped, allowed)
 
 
 def receipt(memory_id, context, proposal, robot_profile, decision):
@@ -589,8 +607,10 @@ def _judge_request(context, proposal, robot_profile, overrides=frozenset()):
         relationship=kind == KIND_RELATIONSHIP,
         vocatives=(robot_profile,) if robot_profile else (), forms=(subject, value_form))
     if grounded.failure:
-        return None, _rejected(_GROUNDING_REASONS[grounded.rule], error=grounded.error,
-                               rule=_GROUNDING_RULES[grounded.rule])
+        return None, dataclasses.replace(
+            _rejected(_GROUNDING_REASONS[grounded.rule], error=grounded.error,
+                      rule=_GROUNDING_RULES[grounded.rule]),
+            decided_by=grounded.decided_by)
     return _Request(kind, predicate, role, related_entity, evidence, value, value_key,
                     grounded), None
 

@@ -41,6 +41,11 @@ VALUE = 'value'
 POLARITY = 'polarity'
 
 _PLAIN = 'so it is not a plain statement; nothing was written.'
+# What a decision record quotes (describe): at most this many triggers of an
+# admitted sentence, each quotation at most this long.
+_DESCRIBED_MAX = 3
+_QUOTED_MAX = 60
+_DIRECTIONS = {'forward': 'forward', 'backward': 'backward', 'both': 'both ways'}
 ERRORS = {
     'unclaimed_language': (
         CLAUSE, 'The sentence is in a language the rules have no data for, so they cannot tell '
@@ -133,6 +138,10 @@ class Grounding:
     # you like tea."): for a second-person subject, one that names another
     # entity than the robot is the one addressed.
     addressee_candidates: Tuple[str, ...] = ()
+    # The trigger that decided, for a person who reviews it: the one whose
+    # scope reached the evidence (a refusal), or those of the sentence the
+    # rules read and let pass (an admission). See describe().
+    decided_by: str = ''
 
     @property
     def rule(self):
@@ -262,13 +271,16 @@ def _ground_occurrence(claim, start, end):
                 scope.negations(claim, structure_, (first,)), marks))
             if anchored.failure == 'value_set_aside':
                 set_aside = anchored.failure
-        return Grounding(set_aside or reached[0].trigger.failure)
+        return Grounding(set_aside or reached[0].trigger.failure,
+                         decided_by=describe(claim, structure_, reached[0], first))
     negations = scope.negations(claim, structure_, openers=(first,))
-    if any(not (first <= occurrence.start and occurrence.stop <= stop)
-           and not _inside(tokens, occurrence, names)
-           and covered.intersection(range(first, stop))
-           for occurrence, covered in negations):
-        return Grounding('negated_outside')
+    outside = next((occurrence for occurrence, covered in negations
+                    if not (first <= occurrence.start and occurrence.stop <= stop)
+                    and not _inside(tokens, occurrence, names)
+                    and covered.intersection(range(first, stop))), None)
+    if outside is not None:
+        return Grounding('negated_outside',
+                         decided_by=describe(claim, structure_, outside, first))
     if scope.tag_after(claim, structure_, stop, sentence):
         return Grounding('question')
     # (Read after the triggers: a sentence they already refuse needs no
@@ -291,9 +303,45 @@ def _ground_occurrence(claim, start, end):
                                       scope.occurrences(claim, structure_))
         if failure:
             return Grounding(failure)
+    passed = '' if anchored.failure else '; '.join(
+        describe(claim, structure_, occurrence, first, reached=False, stop=stop)
+        for occurrence in scope.occurrences(claim, structure_)[:_DESCRIBED_MAX])
     return Grounding(anchored.failure, anchored.other_subject_found,
                      anchored.other_subject_candidates, anchored.longer_subject_candidates,
-                     addressees if anchored.failure is None else ())
+                     addressees if anchored.failure is None else (), passed)
+
+
+def describe(claim, structure_, occurrence, first, reached=True, stop=None):
+    """
+    Return what a trigger occurrence is, for a person: class, words, position and scope.
+
+    'hedge "I think" at characters 21-28, reach sentence, both ways, governs
+    "Ada likes tea"': the characters are those of the utterance's display
+    form; a trigger the rules let pass says why (a pseudo-trigger "asserts",
+    a negation inside the evidence [first, stop) is the predicate's own,
+    any other "does not reach the evidence").
+    """
+    tokens, display = claim.analysis.tokens, claim.analysis.display
+    start, end = tokens[occurrence.start].start, tokens[occurrence.stop - 1].end
+    trigger = occurrence.trigger
+    governed = ', '.join(
+        '"%s"' % _shortened(display[tokens[begin].start:tokens[stop - 1].end])
+        for begin, stop in scope.scope(claim, structure_, occurrence, openers=(first,))
+        if stop > begin) or 'nothing'
+    text = '%s "%s" at characters %d-%d, reach %s, %s, governs %s' % (
+        trigger.kind, _shortened(display[start:end]), start, end, trigger.reach,
+        _DIRECTIONS[trigger.direction], governed)
+    if reached:
+        return text
+    if trigger.kind == 'pseudo':
+        return text + ': asserts'
+    if trigger.kind == 'negation' and first <= occurrence.start and occurrence.stop <= stop:
+        return text + ": the predicate's own"
+    return text + ': does not reach the evidence'
+
+
+def _shortened(text):
+    return text if len(text) <= _QUOTED_MAX else text[:_QUOTED_MAX - 3] + '...'
 
 
 def _inside(tokens, occurrence, names):

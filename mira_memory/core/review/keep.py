@@ -74,7 +74,8 @@ def pending_values(context, proposal, robot_profile, result):
         request_digest(context, proposal).hex(), context.episode_id, context.turn_id,
         context.utterance, proposal.kind, proposal.subject, proposal.predicate,
         proposal.value, proposal.related_entity or None, proposal.related_role or None,
-        proposal.evidence, robot_profile or '', result.reason, result.rule, result.error,
+        proposal.evidence, robot_profile or '', result.reason, result.rule,
+        rules.explanation(result),
         memory_ids_text(result.conflicting_memory_ids), language.RULES_VERSION,
         language.rules_digest())
 
