@@ -104,7 +104,7 @@ RARE_TAILS = (
     ', at least that is what the form says.', ', or was it the other one, I forget.',
     ". That's not true.", ', ah no, the other one.', '. Only joking.', ", doesn't she",
     ', or so people say.', ' 🙄',
-    ", du moins c'est ce que dit le formulaire.", '. C\'est faux.', ", ah non, l'autre.",
+    ", du moins c'est ce que dit le formulaire.", ". C'est faux.", ", ah non, l'autre.",
     '. Je rigole.', ", c'est ça",
     ', zumindest steht das so im Formular.', '. Das stimmt nicht.', ', ach nein, die andere.',
     '. War nur Spaß.', ', oder war es die andere, ich weiß nicht mehr.',
