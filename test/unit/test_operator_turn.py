@@ -18,6 +18,7 @@ import mira_memory.core as core
 from mira_memory.core.admission import normalize, rules
 from mira_memory.core.admission.operator_turn import Turn
 from mira_memory.core.admission.rules import admit, judge, Proposal, TurnContext
+from mira_memory.core.admission.turn_proposals import TurnProposalLog
 from mira_memory.core.store import MemoryStore
 import pytest
 
@@ -108,7 +109,7 @@ def _module_caches():
 
 def _holds(value, canary, seen, depth=0):
     """Return True when value (or what it holds, a few levels down) contains canary."""
-    if depth > 6 or id(value) in seen:
+    if depth > 12 or id(value) in seen:
         return False
     seen.add(id(value))
     if isinstance(value, str):
@@ -148,6 +149,20 @@ def test_no_module_cache_keeps_the_utterance_after_a_call(store):
             for name, value in vars(module).items():
                 if isinstance(value, (dict, list, set)):
                     assert not _holds(value, canary, set()), f'{module_name}.{name}'
+
+
+def test_the_turn_proposal_log_keeps_no_operator_words_of_a_refusal(store):
+    canary = 'Zanzibarquist'
+    store.add_entity('person', canary)
+    log = TurnProposalLog()
+    context = TurnContext('e1', 't1', f'Maybe {canary} likes green tea.')
+    proposal = Proposal('preference', canary, 'likes', 'green tea', None, None,
+                        f'{canary} likes green tea')
+    result = log.answer(context, proposal, lambda: admit(store, context, proposal, 'Mira'),
+                        store, 'Mira')
+    assert 'Maybe' in result.decided_by  # the caller (review) may still read it
+    assert not _holds(log._turns, canary, set())
+    assert not _holds(log._turns, 'Maybe', set())
 
 
 def test_the_cache_search_finds_a_cache_that_keeps_text():

@@ -398,7 +398,7 @@ def _folded_window(haystack, start, end):
     """Return the folded indices [low, high) of the display window [start, end), or None."""
     if end is None:
         end = len(haystack.display)
-    if haystack.display.isascii():
+    if isinstance(haystack.starts, range):  # ASCII: one folded character per character
         return start, end
     starts, ends = haystack.starts, haystack.ends
     low = next((index for index, begin in enumerate(starts) if begin == start), None)
@@ -425,6 +425,8 @@ def find(needle, haystack, start=0, end=None):
     if window is None:
         return None
     low, high = window
+    # (ASCII text, folded as ranges, holds no emoji a span could cut.)
+    emoji = not isinstance(haystack.starts, range)
     needle_key = needle.folded
     folded, starts, ends = haystack.folded, haystack.starts, haystack.ends
     found = folded.find(needle_key, low, high)
@@ -434,8 +436,8 @@ def find(needle, haystack, start=0, end=None):
             _is_word_char(folded[found - 1]) and _is_word_char(folded[found]))
         ends_clean = stop == high or not (
             _is_word_char(folded[stop - 1]) and _is_word_char(folded[stop]))
-        if starts_clean and ends_clean and starts[found] != -1 and ends[stop - 1] != -1 and (
-                not _cuts_emoji(haystack.display, starts[found], ends[stop - 1])):
+        if starts_clean and ends_clean and starts[found] != -1 and ends[stop - 1] != -1 and not (
+                emoji and _cuts_emoji(haystack.display, starts[found], ends[stop - 1])):
             return starts[found], ends[stop - 1]
         found = folded.find(needle_key, found + 1, high)
     return None

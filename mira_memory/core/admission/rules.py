@@ -302,9 +302,15 @@ class AdmissionResult:
     # A rejection kept for a person's review (core/review): the Remember
     # response says so; the reason stays the rules' own.
     pending_review: bool = False
-    # The trigger that refused it (verdict.describe), for the pending item's
-    # explanation; never part of the Remember response, which echoes nothing.
-    decided_by: str = ''
+    # The trigger that refused it (a verdict.Decider, worked out into words
+    # only when the pending item keeps them); never part of the Remember
+    # response, which echoes nothing.
+    decider: Optional[verdict.Decider] = None
+
+    @property
+    def decided_by(self):
+        """Return the words of the trigger that refused it ('' when none did)."""
+        return str(self.decider) if self.decider is not None else ''
 
 
 def explanation(result):
@@ -610,7 +616,7 @@ def _judge_request(context, proposal, robot_profile, overrides=frozenset()):
         return None, dataclasses.replace(
             _rejected(_GROUNDING_REASONS[grounded.rule], error=grounded.error,
                       rule=_GROUNDING_RULES[grounded.rule]),
-            decided_by=grounded.decided_by)
+            decider=grounded.decider)
     return _Request(kind, predicate, role, related_entity, evidence, value, value_key,
                     grounded), None
 

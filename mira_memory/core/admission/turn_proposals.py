@@ -33,6 +33,7 @@ limit.
 """
 
 import collections
+import dataclasses
 import hashlib
 
 from mira_memory.core.admission import rules
@@ -100,8 +101,11 @@ class TurnProposalLog:
         # nothing about the proposal: neither is the turn's first answer.
         if all(isinstance(part, str) and part for part in key) and (
                 result.reason != rules.REASON_BACKEND_FAILURE):
+            # (Without the trigger that decided: its words are operator text,
+            # which no record of the process keeps past the request.)
+            kept = result if result.decider is None else dataclasses.replace(result, decider=None)
             self._turns[key] = (
-                digest, result, _retry_memo(result, store, robot_profile, generation))
+                digest, kept, _retry_memo(result, store, robot_profile, generation))
             while len(self._turns) > self._capacity:
                 self._turns.popitem(last=False)
         return result

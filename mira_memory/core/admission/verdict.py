@@ -25,7 +25,7 @@ reason, and the operator can say it again plainly.
 from dataclasses import dataclass
 import functools
 import itertools
-from typing import Optional, Tuple
+from typing import NamedTuple, Optional, Tuple
 
 from mira_memory.core.admission import anchors, clauses, scope, sentence_end
 from mira_memory.core.admission.normalize import find, fold, NormalizationError, normalize_key
@@ -140,8 +140,14 @@ class Grounding:
     addressee_candidates: Tuple[str, ...] = ()
     # The trigger that decided, for a person who reviews it: the one whose
     # scope reached the evidence (a refusal), or those of the sentence the
-    # rules read and let pass (an admission). See describe().
-    decided_by: str = ''
+    # rules read and let pass (an admission). A Decider: worked out into
+    # words (describe) only when someone keeps them.
+    decider: Optional['Decider'] = None
+
+    @property
+    def decided_by(self):
+        """Return the words of the trigger that decided ('' when none did)."""
+        return str(self.decider) if self.decider is not None else ''
 
     @property
     def rule(self):
@@ -272,7 +278,7 @@ def _ground_occurrence(claim, start, end):
             if anchored.failure == 'value_set_aside':
                 set_aside = anchored.failure
         return Grounding(set_aside or reached[0].trigger.failure,
-                         decided_by=describe(claim, structure_, reached[0], first))
+                         decider=Decider(claim, structure_, (reached[0],), first, stop, True))
     negations = scope.negations(claim, structure_, openers=(first,))
     outside = next((occurrence for occurrence, covered in negations
                     if not (first <= occurrence.start and occurrence.stop <= stop)
@@ -280,7 +286,7 @@ def _ground_occurrence(claim, start, end):
                     and covered.intersection(range(first, stop))), None)
     if outside is not None:
         return Grounding('negated_outside',
-                         decided_by=describe(claim, structure_, outside, first))
+                         decider=Decider(claim, structure_, (outside,), first, stop, True))
     if sentence_end.tag_after(claim, structure_, stop, sentence):
         return Grounding('question')
     # (Read after the triggers: a sentence they already refuse needs no
@@ -303,12 +309,28 @@ def _ground_occurrence(claim, start, end):
                                       scope.occurrences(claim, structure_))
         if failure:
             return Grounding(failure)
-    passed = '' if anchored.failure else '; '.join(
-        describe(claim, structure_, occurrence, first, reached=False, stop=stop)
-        for occurrence in scope.occurrences(claim, structure_)[:_DESCRIBED_MAX])
+    passed = scope.occurrences(claim, structure_)[:_DESCRIBED_MAX]
     return Grounding(anchored.failure, anchored.other_subject_found,
                      anchored.other_subject_candidates, anchored.longer_subject_candidates,
-                     addressees if anchored.failure is None else (), passed)
+                     addressees if anchored.failure is None else (),
+                     Decider(claim, structure_, passed, first, stop, False)
+                     if passed and anchored.failure is None else None)
+
+
+class Decider(NamedTuple):
+    """The trigger occurrences that decided, with what describe() needs to say so."""
+
+    claim: Claim
+    structure: object
+    occurrences: tuple
+    first: int
+    stop: int
+    reached: bool
+
+    def __str__(self):
+        return '; '.join(describe(self.claim, self.structure, occurrence, self.first,
+                                  self.reached, self.stop)
+                         for occurrence in self.occurrences)
 
 
 def describe(claim, structure_, occurrence, first, reached=True, stop=None):
