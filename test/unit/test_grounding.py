@@ -65,7 +65,7 @@ def test_every_shipped_language_file_loads():
 
     assert [path.name for path in files] == [
         'de.toml', 'en.toml', 'es.toml', 'fr.toml', 'it.toml', 'nl.toml', 'pt.toml',
-        'unclaimed.toml']
+        'unclaimed.toml', 'unclaimed_stopwords.toml']
     assert language.language().negators >= {'not', 'never', 'no', 'nicht', 'jamais', 'niet'}
 
 

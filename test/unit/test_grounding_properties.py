@@ -79,6 +79,52 @@ FOREIGN_VERBS = (('aime', "n'aime pas"), ('mag', 'mag nie'), ('bebe', 'no bebe')
                  ('eet', 'eet geen'))
 FOREIGN_HEDGES = ('Vielleicht ', 'Peut-être que ', 'Forse ', 'Quizás ', 'Misschien ', 'Talvez ',
                   'Angeblich ', 'Apparemment ', 'Probabilmente ', 'Según Bob Stone, ')
+# The rarely-neutral classes, in all seven languages: a frame, a mention, a
+# negated belief or ironic agreement before the statement reaches it across
+# the colon or comma; a trailing hedge with no clause of its own, a denial or
+# joke in the next sentence, a hesitation after the value or an unmarked tag
+# reaches back over it.
+RARE_LEADS = (
+    "Bob Stone's theory: ", "In Bob Stone's opinion, ", 'The rumour: ', 'Repeat after me: ',
+    'Translate this: ', 'Double-check this: ', "I don't think that ", 'Nobody believes that ',
+    'Yeah right, ', 'Sure, sure, ',
+    'La théorie de Bob Stone : ', 'À en croire Bob Stone, ', 'Répète après moi : ',
+    'Je ne pense pas que ', 'Personne ne croit que ', "Ouais c'est ça, ",
+    'Bob Stones Theorie: ', 'Das Gerücht: ', 'Sprich mir nach: ', 'Ich glaube nicht, dass ',
+    'Ja klar, ', 'Prüf das nochmal: ',
+    'La teoría de Bob Stone: ', 'En opinión de Bob Stone, ', 'Repite conmigo: ', 'No creo que ',
+    'Sí, claro, ', 'Compruébalo: ',
+    'La teoria di Bob Stone: ', 'A detta di Bob Stone, ', 'Ripeti dopo di me: ',
+    'Non penso che ', 'Sì, certo, ', 'Ricontrolla: ',
+    'A teoria do Bob Stone: ', 'Na opinião do Bob Stone, ', 'Repete comigo: ', 'Não acho que ',
+    'Pois, pois, ', 'Confirma isto: ',
+    'De theorie van Bob Stone: ', 'Het gerucht: ', 'Zeg me na: ', 'Ik denk niet dat ',
+    'Ja hoor, ', 'Controleer dit even: ')
+RARE_TAILS = (
+    ', at least that is what the form says.', ', or was it the other one, I forget.',
+    ". That's not true.", ', ah no, the other one.', '. Only joking.', ", doesn't she",
+    ', or so people say.', ' 🙄',
+    ", du moins c'est ce que dit le formulaire.", ". C'est faux.", ", ah non, l'autre.",
+    '. Je rigole.', ", c'est ça",
+    ', zumindest steht das so im Formular.', '. Das stimmt nicht.', ', ach nein, die andere.',
+    '. War nur Spaß.', ', oder war es die andere, ich weiß nicht mehr.',
+    ', o eso dice la gente.', '. Eso no es verdad.', ', ah no, la otra.', '. Es broma.',
+    ', o era la otra, no me acuerdo.',
+    ', o almeno così dice il modulo.', '. Non è vero.', ", ah no, l'altro.", '. Scherzavo.',
+    ", o era l'altro, non ricordo.",
+    ', pelo menos é o que diz o formulário.', '. Não é verdade.', ', ah não, o outro.',
+    '. Estou a brincar.', ', ou era a outra, já não sei.',
+    ', of dat zeggen ze tenminste.', '. Dat klopt niet.', ', ah nee, de andere.', '. Grapje.',
+    ', of was het de andere, ik weet het niet meer.')
+# ... and what stays neutral beside a statement, in all seven languages: a
+# modal or instruction lead-in, a hedge about another detail in its own
+# clause, an eye-roll about something said before.
+# (The lead-ins in the other languages open a clause of their own language,
+# so round5_classes.toml pins them with a statement in that language.)
+PLAIN_LEADS = ('You should know that ', 'Note that ', 'printer jammed again \U0001f644 anyway ')
+PLAIN_TAILS = (', from Cork I think.', ', de Namur je crois.', ', aus Linz glaube ich.',
+               ', de Valparaíso creo.', ', di Nuoro credo.', ', de Ponta Delgada acho eu.',
+               ', uit Sneek denk ik.')
 PREDICATES = {False: ('likes', 'enjoys', 'prefers', 'favours'),
               True: ('does_not_like', 'never_likes', 'not_keen_on')}
 SPACES = (' ', '  ', '\u3000', '\u00a0')
@@ -135,7 +181,8 @@ SEEDS = st.integers(0, 2 ** 32 - 1)
 BOOLEANS = st.booleans()
 SUBJECT_DRAWS = st.sampled_from(SUBJECTS)
 VALUE_DRAWS = st.sampled_from(VALUES)
-LEAD_DRAWS = st.sampled_from(GOOD_LEADS * 4 + REQUEST_LEADS + BAD_LEADS + FOREIGN_HEDGES)
+LEAD_DRAWS = st.sampled_from(GOOD_LEADS * 4 + REQUEST_LEADS + BAD_LEADS + FOREIGN_HEDGES
+                             + RARE_LEADS + PLAIN_LEADS)
 FORM_DRAWS = st.sampled_from(('plain',) * 12 + ('possessor', 'after_other', 'relation'))
 NEGATED_DRAWS = {verb: st.sampled_from(forms) for verb, forms in NEGATED.items()}
 FOREIGN_DRAWS = st.sampled_from((False,) * 4 + (True,))
@@ -145,7 +192,7 @@ CUT_DRAWS = st.sampled_from(('none',) * 12 + ('complement',))
 OTHER_VALUE_OFFSETS = st.integers(1, len(VALUES) - 1)
 OTHER_SUBJECT_OFFSETS = st.integers(1, len(SUBJECTS) - 1)
 CONTRAST_DRAWS = st.sampled_from((None,) * 10 + CONTRASTS)
-TAIL_DRAWS = st.sampled_from(GOOD_TAILS * 3 + BAD_TAILS)
+TAIL_DRAWS = st.sampled_from(GOOD_TAILS * 3 + BAD_TAILS + RARE_TAILS + PLAIN_TAILS)
 EVIDENCE_CUT_DRAWS = st.sampled_from(('none',) * 14 + ('last_word', 'first_word'))
 OTHER_SUBJECT_DRAWS = st.sampled_from((False,) * 9 + (True,))
 VALUE_FORM_DRAWS = st.sampled_from(('same',) * 24 + ('first_word', 'article', 'subject'))
@@ -167,7 +214,7 @@ def requests(draw):
     value = draw(VALUE_DRAWS)
 
     lead = draw(LEAD_DRAWS)
-    grounded &= lead not in BAD_LEADS + FOREIGN_HEDGES
+    grounded &= lead not in BAD_LEADS + FOREIGN_HEDGES + RARE_LEADS
     subject_phrase = said
     form = draw(FORM_DRAWS)
     if form == 'possessor' and said != 'you':
@@ -192,7 +239,7 @@ def requests(draw):
         said_value = f'{said_value} {contrast} {other_value}'
     clause = f'{subject_phrase} {verb} {said_value}'
     tail = draw(TAIL_DRAWS)
-    grounded &= tail in GOOD_TAILS or (lead in REQUEST_LEADS and tail == '?')
+    grounded &= tail in GOOD_TAILS + PLAIN_TAILS or (lead in REQUEST_LEADS and tail == '?')
     utterance = lead + clause + tail
 
     evidence = clause

@@ -647,6 +647,8 @@ def _resumes_or_describes(lang, tokens, opener, value_first):
     night porter, speaks four languages").
     """
     key = tokens[opener].key
+    if _stressed_pronoun(lang, tokens, opener, value_first):
+        return True
     if key in lang.subject_pronouns and key in lang.persons and (
             opener + 1 < value_first and tokens[opener + 1].is_word):
         return True
@@ -655,6 +657,12 @@ def _resumes_or_describes(lang, tokens, opener, value_first):
                         if not tokens[index].is_word), None)
         return closing is not None and tokens[closing].text == ','
     return False
+
+
+def _stressed_pronoun(lang, tokens, opener, value_first):
+    """Return True for a person pronoun alone between commas after the name ("Marc, lui, ...")."""
+    return (tokens[opener].key in lang.persons and opener + 1 < value_first
+            and tokens[opener + 1].text == ',')
 
 
 def _other_clause(lang, tokens, after_subject, value_first):
@@ -769,6 +777,7 @@ def _other_subject(lang, tokens, after_subject, value_first, same, transparent=f
     """
     candidates = []
     openings = 0
+    resumable = after_subject
     for index in range(after_subject, value_first):
         token = tokens[index]
         if token.is_word:
@@ -782,7 +791,9 @@ def _other_subject(lang, tokens, after_subject, value_first, same, transparent=f
         if opener >= value_first or opener in transparent:
             # "Nils speaks Danish, I mean Norwegian": a correction is no subject.
             continue
-        if index == after_subject and _resumes_or_describes(lang, tokens, opener, value_first):
+        if index == resumable and _resumes_or_describes(lang, tokens, opener, value_first):
+            if _stressed_pronoun(lang, tokens, opener, value_first):
+                resumable = opener + 1  # "Marc, him, he's from Lille": then the resumption
             continue
         openings += 1
         if openings > _CLAUSES_CHECKED_MAX or (

@@ -477,6 +477,10 @@ def unclaimed(claim, structure_, names):
     counted = [word for word in words if word[0] not in inside]
     if any(letters for _, letters, _, _ in counted):
         return True
+    if not counted and words:
+        # Nothing but the names and the value: no word shows the sentence's
+        # language ("Elif hemşire", "Tuulikki ápoló").
+        return True
     claimed, other = {}, {}
     for _, _, unclaimed_languages, claimed_languages in counted:
         for code in claimed_languages:

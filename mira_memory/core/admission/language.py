@@ -30,10 +30,12 @@ from mira_memory.core.admission.language_keys import LANGUAGE_KEYS, LANGUAGE_LIS
 from mira_memory.core.admission.text import key_of, phrase_lengths, tokenize
 
 LANGUAGE_DIRECTORY = pathlib.Path(__file__).resolve().parent / 'language'
+# The generated forms of the verb triggers' lemmas (tools/trigger_forms.py).
+FORMS_DIRECTORY = LANGUAGE_DIRECTORY / 'forms'
 # The version of the rules' code: major for a rule that refuses what it
 # admitted before (or the reverse), minor for a new rule or word class.
 # rules_digest() names the word lists they read.
-RULES_VERSION = '6.0.0'
+RULES_VERSION = '7.0.0'
 # An optional directory of further language files (language_files()).
 EXTRA_LANGUAGE_ENV = 'MIRA_MEMORY_EXTRA_LANGUAGE_DIR'
 
@@ -60,8 +62,8 @@ REACHES = ('clause', 'sentence', 'turn')
 POSITIONS = ('anywhere', 'end')
 TRIGGER_FIELDS = frozenset((
     'class', 'direction', 'reach', 'at', 'tail', 'closing', 'ends_scope', 'backward_when_last',
-    'takes_object', 'after_negation', 'requires', 'unless', 'words', 'suffixes', 'prefixes',
-    'example', 'note'))
+    'takes_object', 'after_negation', 'requires', 'unless', 'words', 'lemmas', 'suffixes',
+    'prefixes', 'example', 'note'))
 # Placeholders a trigger phrase may hold: "until {weekday}", "ne {any} que".
 PLACEHOLDERS = ('{weekday}', '{month}', '{number}', '{any}')
 # The words that cut a sentence into clauses count only in a sentence of
@@ -287,6 +289,11 @@ class Language:
         self.trigger_words = frozenset(
             keys[0] for found in self.trigger_phrases.values() for keys, trigger in found
             if trigger.kind != 'pseudo')
+        # Single words of the classes that govern a clause as a belief or a
+        # report ("croit", "penso"): a restrictive "ne ... que" around one is no restriction.
+        self.belief_words = frozenset(
+            keys[0] for found in self.trigger_phrases.values() for keys, trigger in found
+            if len(keys) == 1 and trigger.kind in ('report', 'hedge', 'denial'))
         self.trigger_suffixes = tuple(sorted(suffixes, key=lambda item: len(item[0]),
                                              reverse=True))
         self.trigger_prefixes = tuple(sorted(prefixes, key=lambda item: len(item[0]),
@@ -490,7 +497,9 @@ def _language_data():
     files = language_files()
     if not files:
         raise RuntimeError(f'no grounding language data in {LANGUAGE_DIRECTORY}')
-    return tuple((_file_label(path), path.read_bytes()) for path in files)
+    forms = sorted(FORMS_DIRECTORY.glob('*.toml'))
+    return tuple((_file_label(path), path.read_bytes()) for path in files) + tuple(
+        ('forms/' + path.name, path.read_bytes()) for path in forms)
 
 
 def _file_label(path):
@@ -502,7 +511,40 @@ def _file_label(path):
 @functools.lru_cache(maxsize=1)
 def language():
     """Return the merged language data (every language file, loaded once)."""
-    return Language([tomllib.loads(data.decode('utf-8')) for _, data in _language_data()])
+    tables, forms = [], {}
+    for label, data in _language_data():
+        table = tomllib.loads(data.decode('utf-8'))
+        if label.startswith('forms/'):
+            forms[label[len('forms/'):-len('.toml')]] = table['forms']
+        else:
+            tables.append(table)
+    return Language([with_forms(table, forms) for table in tables])
+
+
+def with_forms(table, forms):
+    """
+    Return a language table whose triggers hold every form of their lemmas.
+
+    A verb trigger is listed once as a lemma ("croire"); its forms for every
+    person and tense ("crois", "croyait", "crût") are generated from a real
+    lexicon by tools/trigger_forms.py into language/forms/<code>.toml.
+    """
+    code = table.get('language', '')
+    rows = table.get('trigger', ())
+    if not any('lemmas' in row for row in rows):
+        return table
+    known = forms.get(code, {})
+    expanded = []
+    for number, row in enumerate(rows, 1):
+        missing = [lemma for lemma in row.get('lemmas', ()) if lemma not in known]
+        if missing:
+            raise ValueError(f'{code or "?"}.toml trigger {number}: no generated forms for '
+                             f'{missing} (run tools/trigger_forms.py)')
+        words = list(row.get('words', ()))
+        words += [form for lemma in row.get('lemmas', ()) for form in known[lemma]
+                  if form not in words]
+        expanded.append(dict(row, words=words))
+    return dict(table, trigger=expanded)
 
 
 @functools.lru_cache(maxsize=1)

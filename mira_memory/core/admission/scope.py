@@ -31,12 +31,6 @@ from mira_memory.core.admission import clauses
 from mira_memory.core.admission.language import Trigger
 from mira_memory.core.admission.text import phrase_lengths, phrase_spans
 
-# A later sentence this short that holds a negator or hedge takes the
-# statement back ("Hmm, no, that was Carl.").
-_RETRACTION_MAX_WORDS = 6
-# A question tag after a statement is at most this many words ("doesn't she", "is that right").
-_TAG_MAX_WORDS = 4
-
 
 # Sentence-reach classes that look no further back than a joiner opening their clause.
 _FORWARD_AFTER_JOINER = frozenset(('condition', 'report', 'hedge', 'modal', 'denial'))
@@ -67,15 +61,16 @@ def _find(lang, analysis, structure_, vocatives):
     # Single trigger words among the sentence's own lead-ins ("don't forget
     # that", "could you remember that") are the operator talking to the
     # robot; phrases count anywhere ("Yeah right, ...").
-    lead = _lead_end(lang, analysis, structure_, vocatives)
-    matches = {index: _matched(lang, analysis, index, end) for index in range(start, end)}
+    lead = lead_end(lang, analysis, structure_, vocatives)
+    matches = {index: matched(lang, analysis, index, end) for index in range(start, end)}
     masked = set()
     found = []
     for index in range(start, end):
         for phrase, trigger in matches[index]:
             if trigger.kind == 'pseudo' and (
                     not trigger.after_negation
-                    or _negated_before(lang, analysis, structure_, index)):
+                    or _negated_before(lang, analysis, structure_, index)) and not (
+                    _belief_in_placeholder(lang, analysis, index, phrase)):
                 found.append(Occurrence(index, index + len(phrase), trigger))
                 masked.update(range(index, index + len(phrase)))
                 break
@@ -94,7 +89,11 @@ def _find(lang, analysis, structure_, vocatives):
         for phrase, trigger in matches[index]:
             if trigger.kind == 'pseudo':
                 continue
-            if len(phrase) == 1 and (index < lead or key in suppressed or (
+            # (A word that loses its trigger reading in the sentence's language
+            # keeps it at the sentence's end: a preposition never ends one,
+            # "... gosta de jazz no".)
+            if len(phrase) == 1 and (index < lead or (
+                    key in suppressed and trigger.at != 'end') or (
                     key in lang.months and is_month(lang, tokens, index))):
                 continue
             candidate = Occurrence(index, index + len(phrase), trigger)
@@ -114,7 +113,18 @@ def _find(lang, analysis, structure_, vocatives):
     return found
 
 
-def _matched(lang, analysis, index, end):
+def _belief_in_placeholder(lang, analysis, index, phrase):
+    """
+    Return True when a pseudo-trigger's {any} is filled by a report or hedge word.
+
+    "ne boit que du thé" restricts, but "personne ne croit que ..." and
+    "non penso che ..." are a negated belief governing a clause.
+    """
+    return any(word == '{any}' and analysis.keys[index + offset] in lang.belief_words
+               for offset, word in enumerate(phrase))
+
+
+def matched(lang, analysis, index, end):
     """Return the (phrase, trigger) pairs whose words start at index, longest first."""
     entry = lang.trigger_trie.get(analysis.keys[index])
     if entry is None:
@@ -238,7 +248,7 @@ def is_month(lang, tokens, index):
             or (following is not None and following.is_number))
 
 
-def _lead_end(lang, analysis, structure_, vocatives):
+def lead_end(lang, analysis, structure_, vocatives):
     """Return where the sentence's lead-ins, interjections and vocatives end."""
     keys = analysis.keys
     here = structure_.start
@@ -371,6 +381,23 @@ def _backward_start(claim, structure_, occurrence):
             and analysis.keys[index] not in lang.relation_nouns)
         if words_after > trigger.tail:
             return None
+        # "she's Irish, from Cork I think": a short hedge closing a clause of
+        # other words doubts that detail, not the statement before it.
+        # (A clause that opens with a preposition: "..., Bob says" still reports.)
+        own = structure_.clause_start(occurrence.start)
+        if own > structure_.start and all(
+                analysis.keys[index] in lang.persons or analysis.keys[index] in lang.speakers
+                for index in range(own, occurrence.start) if analysis.tokens[index].is_word):
+            own = structure_.clause_start(own - 1)  # "from Cork | I think"
+        first = next((index for index in range(own, occurrence.start)
+                      if analysis.tokens[index].is_word and index not in structure_.skipped),
+                     None)
+        if own > structure_.start and first is not None and (
+                analysis.keys[first] in lang.phrase_prepositions) and any(
+                analysis.keys[index] not in lang.function_words
+                for index in range(first + 1, occurrence.start)
+                if analysis.tokens[index].is_word):
+            return own
     opening = _opening_boundary(structure_, occurrence)
     # A condition, report or hedge whose clause "and", "so", "but" or a
     # subordinator opened belongs to what follows ("... so if someone gets
@@ -520,78 +547,3 @@ def negations(claim, structure_, openers=()):
 def _inside_names(tokens, occurrence, names):
     return any(span[0] <= tokens[occurrence.start].start
                and tokens[occurrence.stop - 1].end <= span[1] for span in names)
-
-
-def later_sentence_failure(claim, sentence, structures):
-    """
-    Return 'retracted' when a later sentence of the turn takes the statement back.
-
-    It does so with a retraction or sarcasm trigger ("Just kidding.",
-    "Scratch that."), by opening with a negator ("No, that was Carl."), as a
-    short sentence of a negator or hedge and at most one word of its own
-    ("Not.", "Hmm, not really."), or as a question of only tags and function
-    words ("Didn't she?", "Right?").
-    """
-    lang, tokens = claim.lang, claim.analysis.tokens
-    for other in claim.analysis.sentences:
-        if other.start < sentence.end:
-            continue
-        structure_ = structures(other)
-        words = [index for index in range(other.start, other.end)
-                 if tokens[index].is_word and index not in structure_.skipped]
-        keys = [tokens[index].key for index in words]
-        if not keys:
-            continue
-        found = occurrences(claim, structure_)
-        if any(trigger.kind in ('retraction', 'sarcasm')
-               for index in range(other.start, other.end)
-               for _, trigger in _matched(lang, claim.analysis, index, other.end)):
-            # "Just kidding, it's fine.": in a sentence of their own they
-            # take the statement back wherever they stand.
-            return 'retracted'
-        lead = _lead_end(lang, claim.analysis, structure_, claim.vocatives)
-        opener = next((index for index in words if index >= lead), None)
-        # "No, that was Carl.", "Hmm, no, ...": a negator among its lead-ins or opening it.
-        if any(lang.is_negator(tokens[index].key, structure_.suppressed)
-               for index in words if index < lead or index == opener):
-            return 'retracted'
-        doubting = [occurrence for occurrence in found if occurrence.trigger.kind != 'pseudo']
-        own = [key for key in keys if key not in lang.function_words
-               and not lang.is_negator(key, structure_.suppressed)
-               and key not in lang.interjection_words]
-        if len(keys) <= _RETRACTION_MAX_WORDS and doubting and len(own) <= 1:
-            return 'retracted'
-        if other.question and all(
-                key in lang.function_words or key in lang.persons or key in lang.question_tags
-                or key in lang.copulas or lang.is_negator(key, structure_.suppressed)
-                for key in keys):
-            return 'retracted'
-    return None
-
-
-def tag_after(claim, structure_, stop, sentence):
-    """
-    Return True when a question tag closes the sentence after the evidence.
-
-    A tag is a last clause of at most four words, all of them tags, persons,
-    copulas, question words or negators ("..., doesn't she?", "..., is that
-    right", "..., no?"), written with or without a question mark.
-    """
-    lang, tokens, keys = claim.lang, claim.analysis.tokens, claim.analysis.keys
-    last = structure_.boundaries[-1] if structure_.boundaries else None
-    if last is None or last.after <= stop - 1 or last.index < stop:
-        return False
-    words = [index for index in range(last.after, structure_.end)
-             if tokens[index].is_word and index not in structure_.skipped]
-    if not words or len(words) > _TAG_MAX_WORDS:
-        return False
-    if any(occurrence.trigger.kind == 'pseudo' and occurrence.start < words[-1] + 1
-           and occurrence.stop > words[0] for occurrence in occurrences(claim, structure_)):
-        return False  # "crois-le ou non" insists; its "non" is no tag
-    tagged = [keys[index] for index in words if keys[index] in lang.question_tags]
-    return bool(tagged or sentence.question) and all(
-        keys[index] in lang.question_tags or keys[index] in lang.persons
-        or keys[index] in lang.copulas or keys[index] in lang.question_openers
-        or keys[index] in lang.subject_pronouns
-        or lang.is_negator(keys[index], structure_.suppressed)
-        for index in words)

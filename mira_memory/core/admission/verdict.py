@@ -27,7 +27,7 @@ import functools
 import itertools
 from typing import NamedTuple, Optional, Tuple
 
-from mira_memory.core.admission import anchors, clauses, scope
+from mira_memory.core.admission import anchors, clauses, scope, sentence_end
 from mira_memory.core.admission.normalize import find, fold, NormalizationError, normalize_key
 from mira_memory.core.admission.operator_turn import Turn
 from mira_memory.core.admission.text import Claim, occurrences, QUOTES
@@ -287,7 +287,7 @@ def _ground_occurrence(claim, start, end):
     if outside is not None:
         return Grounding('negated_outside',
                          decider=Decider(claim, structure_, (outside,), first, stop, True))
-    if scope.tag_after(claim, structure_, stop, sentence):
+    if sentence_end.tag_after(claim, structure_, stop, sentence):
         return Grounding('question')
     # (Read after the triggers: a sentence they already refuse needs no
     # language test, and the reason is the same.)
@@ -295,7 +295,7 @@ def _ground_occurrence(claim, start, end):
     if any(clauses.unclaimed(claim, structures(other), spoken + value_spans)
            for other in analysis.sentences):
         return Grounding('unclaimed_language')
-    failure = scope.later_sentence_failure(claim, sentence, structures)
+    failure = sentence_end.later_sentence_failure(claim, sentence, structures)
     if failure:
         return Grounding(failure)
     marks = anchors.marks_of(lang, analysis, structure_, scope.occurrences(claim, structure_))
