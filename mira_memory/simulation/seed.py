@@ -17,14 +17,12 @@ resolving to several entities, a refused call, a parameter of the wrong type).
 """
 
 import sys
-import time
 
+from mira_memory.client import MemoryCallError, MemoryClient
+from mira_memory.client import names
 from mira_memory.cognition import scenario as scenario_file
-from mira_memory.ros import clients
 from mira_memory.ros import node_runner
 from mira_memory.ros import parameters
-from mira_memory.ros.operator_topics import spin_until
-from mira_memory.srv import AdminAliasAdd, AdminEntityAdd, AdminEntityFind
 from rclpy.node import Node
 
 
@@ -51,16 +49,16 @@ class Seed(Node):
             self.scenario = scenario_file.load(self.settings['scenario_file'])
         except scenario_file.ScenarioError as error:
             raise SeedFailed(str(error)) from None
-        memory = self.settings['memory_node'].rstrip('/')
-        self._entity_find = self.create_client(AdminEntityFind, f'{memory}/admin/entity_find')
-        self._entity_add = self.create_client(AdminEntityAdd, f'{memory}/admin/entity_add')
-        self._alias_add = self.create_client(AdminAliasAdd, f'{memory}/admin/alias_add')
+        self.memory = MemoryClient(
+            self, memory_node=self.settings['memory_node'],
+            timeout=self.settings['call_timeout_sec'],
+            services=(names.ADMIN_ENTITY_FIND, names.ADMIN_ENTITY_ADD, names.ADMIN_ALIAS_ADD))
 
     def run(self, executor):
         """Seed every entity and alias (outside any callback, driving executor)."""
-        self._executor = executor
+        self.memory.executor = executor
         for entity in self.scenario.seed:
-            matches = self._call(self._entity_find, AdminEntityFind.Request(name=entity.name))
+            matches = self._call(names.ADMIN_ENTITY_FIND, name=entity.name)
             if len(matches.entities) > 1:
                 raise SeedFailed(
                     f'seed: {entity.name!r} resolves to {len(matches.entities)} entities')
@@ -69,29 +67,27 @@ class Seed(Node):
                 self.get_logger().info(
                     f'seed: {entity.name!r} already exists as {record.id}; not created')
             else:
-                record = self._call(self._entity_add, AdminEntityAdd.Request(
-                    entity_type=entity.entity_type, canonical_name=entity.name)).entity
+                record = self._call(names.ADMIN_ENTITY_ADD, entity_type=entity.entity_type,
+                                    canonical_name=entity.name).entity
                 self.get_logger().info(
                     f'seed: created {record.id} {entity.entity_type} {entity.name!r}')
             for alias in entity.aliases:
-                found = self._call(self._entity_find, AdminEntityFind.Request(name=alias))
+                found = self._call(names.ADMIN_ENTITY_FIND, name=alias)
                 if any(match.id == record.id for match in found.entities):
                     continue
-                self._call(self._alias_add, AdminAliasAdd.Request(
-                    entity_id=record.id, alias=alias))
+                self._call(names.ADMIN_ALIAS_ADD, entity_id=record.id, alias=alias)
                 self.get_logger().info(f'seed: alias {alias!r} added to {record.id}')
         self.get_logger().info('seed complete')
 
-    def _call(self, client, request):
-        timeout = self.settings['call_timeout_sec']
-        deadline = time.monotonic() + timeout
-        if not spin_until(self._executor, client.service_is_ready, timeout):
-            raise SeedFailed(f'service {client.srv_name} is not available')
-        response = clients.call(self._executor, client, request, deadline)
-        if response is None:
-            raise SeedFailed(f'service {client.srv_name} did not answer in time')
+    def _call(self, service, **fields):
+        """Call service with fields; raise SeedFailed without a reply or on a refusal."""
+        try:
+            response = self.memory.call(service, self.memory.request(service, **fields))
+        except MemoryCallError as error:
+            raise SeedFailed(str(error)) from None
         if not response.success:
-            raise SeedFailed(f'{client.srv_name}: {response.error_code}: {response.message}')
+            raise SeedFailed(f'{self.memory.client(service).srv_name}: '
+                             f'{response.error_code}: {response.message}')
         return response
 
 
