@@ -99,12 +99,12 @@ class MemoryClient:
 
     def client(self, service):
         """Return the rclpy client of service, created once."""
-        if not self.offers(service):
-            raise PermissionError(f'this MemoryClient has no {service} client')
         if service not in self._clients:
+            name = self.service_name(service)  # KeyError for a service the node lacks
+            if not self.offers(service):
+                raise PermissionError(f'this MemoryClient has no {service} client')
             self._clients[service] = self.node.create_client(
-                names.SERVICE_TYPES[service], self.service_name(service),
-                callback_group=self._group)
+                names.SERVICE_TYPES[service], name, callback_group=self._group)
         return self._clients[service]
 
     def action_client(self, job):
@@ -117,7 +117,7 @@ class MemoryClient:
 
     @property
     def executor(self):
-        """The executor the synchronous methods spin (made on first use if need be)."""
+        """Return the executor the synchronous methods spin (made on first use if need be)."""
         if self._executor is None:
             self._executor = self.node.executor
         if self._executor is None:
@@ -273,6 +273,38 @@ class MemoryClient:
         """Drop a pending item; return AdminDismiss.Response."""
         return self._admin(names.ADMIN_DISMISS, timeout, pending_id=pending_id,
                            reviewer=reviewer)
+
+    def diagnostics(self, *, timeout=None):
+        """
+        Return the memory node's next DiagnosticStatus from /diagnostics.
+
+        The node publishes one a second: level, message, hardware_id (the
+        database path) and values (counts, file size, latencies, failures;
+        docs/operations.md). Raises NoReply when none came by the deadline
+        (default: the client's timeout, at least 3 s).
+        """
+        from diagnostic_msgs.msg import DiagnosticArray
+        from mira_memory.wire import DIAGNOSTICS_DEPTH, DIAGNOSTICS_TOPIC
+        prefix = self.node.resolve_topic_name(self.memory_node, only_expand=True) + ': '
+        seen = []
+
+        def take(message):
+            seen.extend(status for status in message.status if status.name.startswith(prefix))
+
+        deadline = self.deadline(max(self.timeout if timeout is None else timeout, 3.0))
+        subscription = self.node.create_subscription(
+            DiagnosticArray, DIAGNOSTICS_TOPIC, take, DIAGNOSTICS_DEPTH,
+            callback_group=self._group)
+        try:
+            while not seen:
+                now = time.monotonic()
+                if now >= deadline:
+                    raise NoReply(f'no diagnostics of {prefix[:-2]} on {DIAGNOSTICS_TOPIC} '
+                                  'in time', DIAGNOSTICS_TOPIC)
+                self.executor.spin_once(timeout_sec=min(SERVICE_POLL_SEC, deadline - now))
+        finally:
+            self.node.destroy_subscription(subscription)
+        return seen[0]
 
     def jobs(self, *, timeout=None):
         """Return AdminJobs.Response: which long job runs, and its progress."""
