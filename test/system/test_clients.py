@@ -4,8 +4,8 @@ Clients still get their answer when the first reply is lost.
 
 A real rclpy server process (drop_first_server.py) leaves the first request
 of chosen services unanswered, as if DDS had dropped the reply. The test
-client, the console and the operator source - all waiting through
-mira_memory.ros.clients.call - resend a read-only or idempotent request once and
+client, MemoryClient, the console and the operator source - all waiting
+through mira_memory.ros.clients.call - resend a read-only or idempotent request once and
 get the answer; a write that is not idempotent is sent exactly once.
 """
 
@@ -107,6 +107,28 @@ def test_a_write_that_is_not_idempotent_is_sent_once(ros, server):
             entity_type='person', canonical_name='Ada'), time.monotonic() + 3.0)
     assert response is None
     assert drop.received('admin/entity_add') == 1
+
+
+def test_memory_client_resends_reads_and_remember_but_never_a_write(ros, server):
+    import rclpy
+    from mira_memory.client import MemoryClient, names, NoReply
+    drop = server('recall_memory', 'remember', 'admin/find', 'admin/entity_add')
+    node = rclpy.create_node('memory_client_resend', context=ros.context)
+    memory = MemoryClient(node, memory_node=drop.prefix, timeout=20.0)
+    try:
+        assert memory.recall('Ada').text == 'fixed answer'
+        remembered = memory.remember({'episode_id': 'e1', 'turn_id': 't1'})
+        assert (remembered.status, remembered.memory_id) == ('applied', 'MEM7')
+        assert [entity.id for entity in memory.find('Ada').entities] == ['ENT7']
+        with pytest.raises(NoReply, match=f'service {drop.prefix}/admin/entity_add did not'):
+            memory.call(names.ADMIN_ENTITY_ADD, memory.request(
+                names.ADMIN_ENTITY_ADD, entity_type='person', canonical_name='Ada'),
+                timeout=3.0)
+    finally:
+        memory.destroy()
+        node.destroy_node()
+    assert [drop.received(name) for name in (
+        'recall_memory', 'remember', 'admin/find', 'admin/entity_add')] == [2, 2, 2, 1]
 
 
 def test_console_gets_its_answer_when_the_first_reply_is_lost(server, tmp_path):
