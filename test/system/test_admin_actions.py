@@ -131,6 +131,37 @@ def test_a_copy_reports_progress_cancels_halfway_without_a_trace_then_finishes(
         assert target.read_text(encoding='utf-8').count('\n') == last.items_total + 1
 
 
+def test_memory_client_reports_progress_and_cancels_its_job(node, tmp_path):
+    import time
+
+    from mira_memory.client import MemoryClient
+    import rclpy
+    from rclpy.context import Context
+    context = Context()
+    rclpy.init(context=context)
+    script_node = rclpy.create_node('client_job', context=context)
+    memory = MemoryClient(script_node, memory_node=node.prefix, timeout=60.0)
+    target = tmp_path / 'memory.export'
+    progress = []
+    try:
+        job = memory.start_job('export', Export.Goal(path=str(target)),
+                               on_progress=progress.append)
+        deadline = time.monotonic() + 120
+        while not any(_fraction(f) >= HALFWAY for f in progress):
+            assert not job.done() and time.monotonic() < deadline, progress[-1:]
+            job.spin(0.1)
+        result = job.cancel()
+    finally:
+        memory.destroy()
+        script_node.destroy_node()
+        rclpy.try_shutdown(context=context)
+    _check_feedback(progress, ('writing',))
+    assert (result.status, result.succeeded, result.result.error_code) == (
+        'canceled', False, 'canceled'), result.result.message
+    assert result.result.message == 'export canceled (by its client); nothing was written'
+    assert _partial_files(tmp_path) == [] and not target.exists()
+
+
 def test_verify_reports_progress_cancels_halfway_then_finishes(ros, node):
     first = Goal(ros, node.prefix, 'verify', Verify.Goal())
     try:
