@@ -17,6 +17,7 @@ import sys
 from helpers.action_goals import ABORTED, CANCELED, finish, Goal, SUCCEEDED
 from helpers.rosutil import NodeProcess, unique_namespace
 from mira_memory.action import Backup, Export, Verify
+from mira_memory.client import names
 from mira_memory.core.archive import copies
 import pytest
 
@@ -52,7 +53,7 @@ def node(big_store, tmp_path):
     process = NodeProcess('memory_node', namespace=namespace, directory=tmp_path,
                           parameters={'enabled': True, 'database_path': str(database),
                                       'robot_profile': 'Mira'})
-    process.prefix = f'{namespace}/memory'
+    process.prefix = names.memory_node_name(namespace)
     process.database = database
     yield process
     if process.running():

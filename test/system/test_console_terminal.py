@@ -19,6 +19,7 @@ import sys
 
 from helpers.copy_in_flight import partial_file_locked
 from helpers.rosutil import executable, NodeProcess, unique_namespace
+from mira_memory.client import names
 import pexpect
 import pytest
 
@@ -59,7 +60,7 @@ def node(store, tmp_path_factory):
     namespace = unique_namespace('tty')
     process = NodeProcess('memory_node', namespace=namespace, directory=directory,
                           parameters={'enabled': True, 'database_path': str(database)})
-    process.prefix = f'{namespace}/memory'
+    process.prefix = names.memory_node_name(namespace)
     yield process
     assert process.stop() == 0
     assert 'Traceback' not in process.output()
