@@ -160,7 +160,7 @@ def main(argv=None):
     executor = SingleThreadedExecutor(context=context)
     executor.add_node(node)
     try:
-        client = Client(node, executor, f'{namespace}/memory', metadata)
+        client = Client(node, executor, names.memory_node_name(namespace), metadata)
         client.wait_ready()
         warm_samples, warm_outcomes = new_tally()
         for _ in range(args.warmup):

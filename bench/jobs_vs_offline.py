@@ -123,7 +123,7 @@ def main():
             for job in jobs:
                 target = directory / f'node.{job}'
                 seconds, answer, feedback = through_node(
-                    executor, node, f'{namespace}/memory', job, target)
+                    executor, node, names.memory_node_name(namespace), job, target)
                 figures[job].update(node_s=seconds, feedback=feedback,
                                     message=answer.message)
                 target.unlink(missing_ok=True)

@@ -89,7 +89,7 @@ def start_node(directory, name, database, robot_profile, queue, cpu=None):
          '-p', f'pending_enabled:={"true" if queue else "false"}',
          '-p', f'pending_max:={QUEUE_MAX}'],
         directory / f'{name}.log', name=f'bench_node_{name}', env=env)
-    return process, f'{namespace}/memory'
+    return process, names.memory_node_name(namespace)
 
 
 class Requests:
