@@ -37,6 +37,7 @@ import time
 
 import generate
 from mira_memory.action import Backup, Export, Verify
+from mira_memory.client import names
 from mira_memory.msg import OperatorUtterance
 from mira_memory.simulation import processes
 from mira_memory.srv import RecallMemory, Remember
@@ -70,16 +71,15 @@ class Client:
 
     def __init__(self, node, executor, prefix, metadata):
         self.node, self.executor = node, executor
-        names = workload.service_names(prefix)
+        services = workload.service_names(prefix)
         self.clients = {
-            'trigger': node.create_client(Trigger, names['trigger']),
-            'recall_found': node.create_client(RecallMemory, names['recall']),
-            'remember_created': node.create_client(Remember, names['remember']),
+            'trigger': node.create_client(Trigger, services['trigger']),
+            'recall_found': node.create_client(RecallMemory, services['recall']),
+            'remember_created': node.create_client(Remember, services['remember']),
         }
         self.copy_clients = {
-            name: ActionClient(node, action_type, f'{prefix}/admin/{name}')
-            for name, action_type in (('backup', Backup), ('export', Export),
-                                      ('verify', Verify))}
+            name: ActionClient(node, names.ACTION_TYPES[name], names.action_name(prefix, name))
+            for name in (names.BACKUP, names.EXPORT, names.VERIFY)}
         self.utterances = node.create_publisher(
             OperatorUtterance, prefix.rpartition('/')[0] + '/operator/utterance', 100)
         self.workload = workload.Workload(metadata)
@@ -162,7 +162,7 @@ def main(argv=None):
     executor = SingleThreadedExecutor(context=context)
     executor.add_node(node)
     try:
-        client = Client(node, executor, f'{namespace}/memory', metadata)
+        client = Client(node, executor, names.memory_node_name(namespace), metadata)
         client.wait_ready()
         warm_samples, warm_outcomes = new_tally()
         for _ in range(args.warmup):

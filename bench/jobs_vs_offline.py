@@ -34,7 +34,8 @@ import time
 
 from backup_wait import start_node
 import generate
-from mira_memory.action import Backup, Export, Verify
+from mira_memory.action import Verify
+from mira_memory.client import names
 import rclpy
 from rclpy.action import ActionClient
 from rclpy.context import Context
@@ -66,8 +67,8 @@ def offline(job, work, target):
 
 def through_node(executor, node, prefix, job, target):
     """Send one goal to the node's action for job; return (seconds, result, feedback count)."""
-    action_type = {'backup': Backup, 'export': Export, 'verify': Verify}[job]
-    client = ActionClient(node, action_type, f'{prefix}/admin/{job}')
+    action_type = names.ACTION_TYPES[job]
+    client = ActionClient(node, action_type, names.action_name(prefix, job))
     try:
         if not client.wait_for_server(timeout_sec=READY_TIMEOUT_S):
             raise SystemExit(f'no {job} action')
@@ -122,7 +123,7 @@ def main():
             for job in jobs:
                 target = directory / f'node.{job}'
                 seconds, answer, feedback = through_node(
-                    executor, node, f'{namespace}/memory', job, target)
+                    executor, node, names.memory_node_name(namespace), job, target)
                 figures[job].update(node_s=seconds, feedback=feedback,
                                     message=answer.message)
                 target.unlink(missing_ok=True)

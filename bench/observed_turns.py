@@ -22,6 +22,7 @@ import sys
 import tempfile
 import time
 
+from mira_memory.client import names
 from mira_memory.msg import OperatorUtterance
 from mira_memory.simulation import nodes, processes
 from mira_memory.srv import AdminEntityAdd, Remember
@@ -59,8 +60,10 @@ def main(argv=None):
             directory = tempfile.mkdtemp(prefix='mira_bench_turns_')
             namespace = f'/turns_bench_{os.getpid()}_{int(require)}'
             started.append(start_node(directory, namespace, require))
-            remember = node.create_client(Remember, f'{namespace}/memory/remember')
-            entity_add = node.create_client(AdminEntityAdd, f'{namespace}/memory/admin/entity_add')
+            memory = names.memory_node_name(namespace)
+            remember = node.create_client(Remember, names.service_name(memory, names.REMEMBER))
+            entity_add = node.create_client(
+                AdminEntityAdd, names.service_name(memory, names.ADMIN_ENTITY_ADD))
             publisher = node.create_publisher(
                 OperatorUtterance, f'{namespace}/operator/utterance', 100)
             for client in (remember, entity_add):

@@ -19,6 +19,7 @@ import random
 import sys
 import time
 
+from mira_memory.client import names
 import report
 import workload
 
@@ -75,8 +76,8 @@ class PeerBench:
             [sys.executable, str(pathlib.Path(__file__).parent / 'peer_node.py'),
              str(directory / 'robotmem.db'), '--seed-from', str(seed_from),
              '--ros-args', '-r', '__ns:=' + self.namespace], self.log, env=env)
-        names = workload.service_names(self.namespace + '/memory')
-        self.clients = {kind: run.node.create_client(workload.SERVICE_TYPES[kind], names[kind])
+        services = workload.service_names(names.memory_node_name(self.namespace))
+        self.clients = {kind: run.node.create_client(workload.SERVICE_TYPES[kind], services[kind])
                         for kind in ('trigger', 'recall', 'remember')}
         self.seeded = self._wait_ready(started)
 

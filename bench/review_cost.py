@@ -54,6 +54,7 @@ import tempfile
 import time
 
 import generate
+from mira_memory.client import names
 from mira_memory.msg import OperatorUtterance
 from mira_memory.simulation import processes
 from mira_memory.srv import AdminPending, Remember
@@ -94,7 +95,7 @@ def start_node(directory, name, database, robot_profile, queue, cpu=None):
          '-p', f'pending_max:={QUEUE_BOUND}', '-p', f'pending_max_per_episode:={QUEUE_BOUND}',
          '-p', f'pending_max_per_minute:={QUEUE_BOUND}'],
         directory / f'{name}.log', name=f'bench_node_{name}', env=env)
-    return process, f'{namespace}/memory'
+    return process, names.memory_node_name(namespace)
 
 
 class Requests:
@@ -127,10 +128,12 @@ class Client:
 
     def __init__(self, node, executor, prefixes):
         self.node, self.executor = node, executor
-        self.remember = {name: node.create_client(Remember, prefix + '/remember')
-                         for name, prefix in prefixes.items()}
-        self.pending = {name: node.create_client(AdminPending, prefix + '/admin/pending')
-                        for name, prefix in prefixes.items()}
+        self.remember = {
+            name: node.create_client(Remember, names.service_name(prefix, names.REMEMBER))
+            for name, prefix in prefixes.items()}
+        self.pending = {
+            name: node.create_client(AdminPending, names.service_name(prefix, names.ADMIN_PENDING))
+            for name, prefix in prefixes.items()}
         self.triggers = {name: node.create_client(Trigger, prefix + '/bench/empty')
                          for name, prefix in prefixes.items()}
         self.trigger = self.triggers['queue']

@@ -35,6 +35,7 @@ import tempfile
 import time
 
 import generate
+from mira_memory.client import names
 from mira_memory.core import recall, store as store_module
 from mira_memory.core.admission import rules, turn_proposals
 from mira_memory.memory import responses
@@ -348,7 +349,7 @@ class StoreBench:
         # that a deployed store never has).
         fsync_file(self.db_path)
         self.namespace = '/mira_bench_%d_%s' % (os.getpid(), label)
-        self.names = workload.service_names(self.namespace + '/memory')
+        self.names = workload.service_names(names.memory_node_name(self.namespace))
         self.env = dict(os.environ, ROS_LOG_DIR=str(self.directory / 'ros_log'))
         self.node_log = self.directory / 'node.log'
         self.callback_times_path = self.directory / 'remember_callback_times.json'
@@ -545,7 +546,7 @@ class StoreBench:
         clients = self.settings['clients']
         loaders = []
         for index in range(clients):
-            settings = {'node_prefix': self.namespace + '/memory',
+            settings = {'node_prefix': names.memory_node_name(self.namespace),
                         'metadata_path': str(self.metadata_path), 'client_index': index}
             loaders.append(self.run.spawn(
                 [sys.executable, str(BENCH_DIR / 'load_client.py'), json.dumps(settings)],

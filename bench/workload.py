@@ -11,6 +11,7 @@ import os
 import signal
 import time
 
+from mira_memory.client import names
 from mira_memory.ros import clients
 from mira_memory.srv import RecallMemory, Remember
 from std_srvs.srv import Trigger
@@ -141,9 +142,9 @@ def service_names(node_prefix):
     return {
         'trigger': node_prefix + '/bench/empty',
         'canned': node_prefix + '/bench/canned_recall',
-        'recall': node_prefix + '/recall_memory',
-        'remember': node_prefix + '/remember',
-        'console': node_prefix + '/recall_memory',
+        'recall': names.service_name(node_prefix, names.RECALL_MEMORY),
+        'remember': names.service_name(node_prefix, names.REMEMBER),
+        'console': names.service_name(node_prefix, names.RECALL_MEMORY),
         'canned_remember': node_prefix + '/bench/canned_remember',
     }
 

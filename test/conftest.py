@@ -184,6 +184,11 @@ def ros():
     client.close()
 
 
+def _memory_node_name(namespace):
+    from mira_memory.client import names
+    return names.memory_node_name(namespace)
+
+
 def _start_memory_node(started, directory, parameters=None, *, namespace=None,
                        wait_service='admin/status', ros=None, cwd=None, hold_copies=None):
     from helpers.rosutil import NodeProcess, unique_namespace
@@ -191,23 +196,18 @@ def _start_memory_node(started, directory, parameters=None, *, namespace=None,
     process = NodeProcess('memory_node', namespace=namespace, parameters=parameters,
                           directory=directory, cwd=cwd, hold_copies=hold_copies)
     process.namespace = namespace
-    process.prefix = f'{namespace}/memory'
+    process.prefix = _memory_node_name(namespace)
     started.append(process)
     if ros is not None and wait_service:
         from helpers.memory_services import create_clients
-        from mira_memory import srv
+        from mira_memory.client import names
         create_clients(ros, process.prefix)
-        service_type = {
-            'admin/status': srv.AdminStatus, 'admin/entity_add': srv.AdminEntityAdd,
-            'admin/entity_find': srv.AdminEntityFind, 'admin/alias_add': srv.AdminAliasAdd,
-            'admin/find': srv.AdminFind, 'admin/add': srv.AdminAdd,
-            'admin/show': srv.AdminShow, 'admin/list': srv.AdminList,
-            'recall_memory': srv.RecallMemory, 'remember': srv.Remember,
-        }[wait_service]
-        if not ros.wait_for_service(service_type, f'{process.prefix}/{wait_service}'):
+        if not ros.wait_for_service(names.SERVICE_TYPES[wait_service],
+                                    names.service_name(process.prefix, wait_service)):
             raise AssertionError(f'memory node did not come up:\n{process.output()}')
         # Both directions discovered before the test's first, maybe unrepeatable, call.
-        ros.settle(srv.AdminStatus, f'{process.prefix}/admin/status')
+        ros.settle(names.SERVICE_TYPES[names.ADMIN_STATUS],
+                   names.service_name(process.prefix, names.ADMIN_STATUS))
         process.ros = ros
     return process
 

@@ -2,14 +2,13 @@
 """
 The ROS side of the cognition library, for any node that runs episodes.
 
-- MemoryTools: async clients of the memory node's recall_memory and
-  (only when the node is allowed it) remember services. Every call has a
-  deadline and never blocks the executor: call_async, then await inside a
-  coroutine while a one-shot timer cancels the request when the deadline
-  passes. A cancelled request is removed with remove_pending_request, so a
-  late reply is dropped. A call whose reply did not come is sent again,
-  the identical request (call_with_retries: CALL_ATTEMPTS in all, within
-  the one deadline); only when none came is it reported as no result.
+- MemoryTools: the memory node's recall_memory and (only when the node is
+  allowed it) remember services, through MemoryClient's asynchronous
+  calls. Every call has a deadline and never blocks the executor: a
+  request with no reply by then is removed, so a late reply is dropped. A
+  call whose reply did not come is sent again, the identical request
+  (call_with_retries: CALL_ATTEMPTS in all, within the one deadline); only
+  when none came is it reported as no result.
 - EpisodeRunner: runs the model's tool calls of one episode (or operator
   turn) through episode.plan_call -> service (Allowed only) -> result text
   -> turn record -> ToolResult -> working memory.
@@ -26,18 +25,14 @@ services) keep running meanwhile.
 
 import collections
 from dataclasses import dataclass
-import time
 
+from mira_memory.client import MemoryClient
+from mira_memory.client import names
 from mira_memory.cognition import tools
 from mira_memory.cognition.episodes import Allowed, OperatorEpisode
 from mira_memory.msg import ToolResult
-from mira_memory.srv import RecallMemory, Remember
-from rclpy.callback_groups import ReentrantCallbackGroup
-from rclpy.clock import Clock, ClockType
-from rclpy.task import Future
 
 DEFAULT_CALL_TIMEOUT_SEC = 5.0
-SERVICE_POLL_SEC = 0.05
 # A memory call is sent at most this many times, the identical request each
 # time, each attempt given an equal share of call_timeout_sec (so the whole
 # call keeps its deadline). DDS loses a reply now and then, mostly while
@@ -69,52 +64,44 @@ async def call_with_retries(call_once, attempts=CALL_ATTEMPTS, on_retry=None):
 
 class MemoryTools:
     """
-    Clients of the memory node's tool services, each call with a deadline.
+    The memory node's tool services for cognition, each call with a deadline.
 
-    The remember client exists only when with_remember is True (operator
-    cognition). Without it the node has no way to reach remember at all; it
-    does not even appear as a client in the ROS graph.
+    A MemoryClient (mira_memory/client) limited to recall_memory, and to
+    remember only when with_remember is True (operator cognition). Without
+    it the node has no way to reach remember at all; it does not even
+    appear as a client in the ROS graph.
     """
 
     def __init__(self, node, memory_node, *, with_remember,
                  call_timeout_sec=DEFAULT_CALL_TIMEOUT_SEC, callback_group=None):
         if not call_timeout_sec > 0:
             raise ValueError('call_timeout_sec must be positive')
+        services = (names.RECALL_MEMORY, names.REMEMBER) if with_remember else (
+            names.RECALL_MEMORY,)
         self._node = node
-        self._group = callback_group or ReentrantCallbackGroup()
-        self._timeout = float(call_timeout_sec)
-        # Deadlines are intervals; wall-clock or simulated time jumps must not move them.
-        self._clock = Clock(clock_type=ClockType.STEADY_TIME)
-        prefix = memory_node.rstrip('/')
-        self.recall_client = node.create_client(
-            RecallMemory, f'{prefix}/recall_memory', callback_group=self._group)
-        self.remember_client = None
-        if with_remember:
-            self.remember_client = node.create_client(
-                Remember, f'{prefix}/remember', callback_group=self._group)
+        self._timeout = call_timeout_sec
+        self.memory = MemoryClient(node, memory_node=memory_node, timeout=call_timeout_sec,
+                                   services=services, callback_group=callback_group)
 
     @property
     def has_remember(self):
-        return self.remember_client is not None
+        return self.memory.offers(names.REMEMBER)
 
     async def recall(self, query):
         """Call recall_memory; return the response, or None when no reply came in time."""
-        request = RecallMemory.Request()
-        request.query = query
-        return await self.call(self.recall_client, request, 'recall_memory got no reply')
+        request = self.memory.request(names.RECALL_MEMORY, query=query)
+        return await self.call(names.RECALL_MEMORY, request, 'recall_memory got no reply')
 
     async def remember(self, remember_request):
         """Call remember with a core RememberRequest; return the response or None."""
-        if self.remember_client is None:
+        if not self.has_remember:
             raise RuntimeError('this node has no remember client')
-        request = Remember.Request()
-        for name, value in remember_request.service_fields().items():
-            setattr(request, name, value)
+        request = self.memory.request(names.REMEMBER, **remember_request.service_fields())
         return await self.call(
-            self.remember_client, request,
+            names.REMEMBER, request,
             f'remember got no reply in episode {request.episode_id} turn {request.turn_id}')
 
-    async def call(self, client, request, what):
+    async def call(self, service, request, what):
         """
         Send request within the deadline, again when no reply came; return the response or None.
 
@@ -125,56 +112,8 @@ class MemoryTools:
         def resent(attempt):
             self._node.get_logger().warning(
                 f'{what}; {REMEMBER_RESENT} (attempt {attempt + 1} of {CALL_ATTEMPTS})')
-        return await call_with_retries(lambda: self.call_once(client, request, share),
-                                       on_retry=resent)
-
-    async def call_once(self, client, request, timeout):
-        """
-        Send request once; return the response, or None when none came within timeout.
-
-        Waiting for the service to appear counts against the same timeout, so
-        a node started before the memory node still gets its answer, and a
-        missing memory node costs at most one timeout per attempt.
-        """
-        deadline = time.monotonic() + timeout
-        while not client.service_is_ready():
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                return None
-            await self.sleep(min(SERVICE_POLL_SEC, remaining))
-        future = client.call_async(request)
-        timer = self._one_shot(max(deadline - time.monotonic(), 0.001), future.cancel)
-        try:
-            response = await future
-        finally:
-            timer.cancel()
-            self._node.destroy_timer(timer)
-        if future.cancelled():
-            # The reply may still arrive; it must not complete anything now.
-            client.remove_pending_request(future)
-            return None
-        return response
-
-    async def sleep(self, seconds):
-        """Wait without blocking the executor."""
-        done = Future()
-        timer = self._one_shot(seconds, lambda: done.set_result(None))
-        try:
-            await done
-        finally:
-            timer.cancel()
-            self._node.destroy_timer(timer)
-
-    def _one_shot(self, seconds, action):
-        timer = None
-
-        def fire():
-            timer.cancel()
-            action()
-
-        timer = self._node.create_timer(
-            seconds, fire, callback_group=self._group, clock=self._clock)
-        return timer
+        return await call_with_retries(
+            lambda: self.memory.call_async(service, request, timeout=share), on_retry=resent)
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,8 @@
 """
 The console's long jobs: backup, export and verify as goals of the memory node's actions.
 
-run_goal() sends one goal to ~/admin/<job>, draws its feedback
+run_goal() sends one goal to the memory node's action (the session's
+MemoryClient owns its client), draws its feedback
 (console/progress.py: a bar on a terminal, one line per 10% otherwise, on
 stderr so that stdout keeps the result) and waits for the result with no
 fixed limit: as long as the node's action server is there and the job
@@ -17,22 +18,16 @@ import contextlib
 import signal
 import threading
 import time
-import uuid
 
 from action_msgs.msg import GoalStatus
-from mira_memory.action import Backup, Export, Verify
+from mira_memory.client import names
+from mira_memory.client.jobs import CANCEL_WAIT_SEC, goal_id_text, SERVER_GONE_SEC
 from mira_memory.console.progress import ProgressDisplay, UNITS
 from mira_memory.console.visible import visible
 from mira_memory.core.archive.progress import Progress
-from rclpy.action import ActionClient
 
-ACTION_TYPES = {'backup': Backup, 'export': Export, 'verify': Verify}
 # Exit code of a job canceled with Ctrl-C (a shell's for SIGINT).
 EXIT_CANCELED = 130
-# How long the action server may be out of sight before the job is given up.
-SERVER_GONE_SEC = 10.0
-# How long a cancel may take to be answered (the node stops a job within 1 s).
-CANCEL_WAIT_SEC = 30.0
 
 
 class _Interrupts:
@@ -112,11 +107,6 @@ def run_command(session, command, goal, stdout, stderr, print_result):
     return print_result(command, result, stdout, stderr)
 
 
-def goal_id_text(goal_id):
-    """Return a goal id (unique_identifier_msgs/UUID) as the console prints it."""
-    return str(uuid.UUID(bytes=bytes(goal_id.uuid)))
-
-
 def run_goal(session, node, name, goal, *, no_wait, stderr, deadline):
     """
     Send goal to node's action name (backup, export or verify); return (status, result).
@@ -131,8 +121,8 @@ def run_goal(session, node, name, goal, *, no_wait, stderr, deadline):
 
 
 def _run_goal(session, node, name, goal, *, no_wait, stderr, deadline):
-    action = f'{node.rstrip("/")}/admin/{name}'
-    client = _action_client(session, ACTION_TYPES[name], action)
+    action = names.action_name(node, name)
+    client = session.memory.action_client(name)
     if not client.wait_for_server(timeout_sec=max(deadline - time.monotonic(), 0.0)):
         raise JobError(f'no memory node offers the {name} action at {action}')
     display = ProgressDisplay(stderr, name)
@@ -183,14 +173,6 @@ class JobCanceled(Exception):
         super().__init__(message)
         self.name = name
         self.goal_id = goal_id
-
-
-def _action_client(session, action_type, action):
-    """Return the session's (cached) client of one action."""
-    key = (action_type, action)
-    if key not in session.action_clients:
-        session.action_clients[key] = ActionClient(session.node, action_type, action)
-    return session.action_clients[key]
 
 
 def _show(display, feedback):

@@ -26,6 +26,7 @@ import secrets
 import sys
 import time
 
+from mira_memory.client import names
 from mira_memory.console import memory_console as console
 from mira_memory.console.visible import visible, visible_lines
 from mira_memory.msg import ToolResult
@@ -106,7 +107,8 @@ class OperatorChat(Node):
         """
         memory = self.absolute(self.settings['memory_node'])
         listeners = [self.settings['cognition_node']]
-        if any(name == f'{memory}/remember' for name, _ in self.get_service_names_and_types()):
+        remember = names.service_name(memory, names.REMEMBER)
+        if any(name == remember for name, _ in self.get_service_names_and_types()):
             listeners.append(memory)
         spin_until(self.executor_, lambda: self._topics.listeners_matched(listeners),
                    self.settings['start_timeout_sec'])

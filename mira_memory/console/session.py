@@ -2,9 +2,10 @@
 """
 The console's ROS side: its options, and the session that calls the nodes' services.
 
-Persistent-memory commands call the memory node's admin services, `memory`
-and `memory clear` the cognition node's working-memory services, each with a
-deadline; the jobs' goals go through the same session (console/jobs.py).
+Persistent-memory commands call the memory node's admin services through
+a MemoryClient (mira_memory/client), `memory` and `memory clear` the
+cognition node's working-memory services, each with a deadline; the jobs'
+goals go through the same session (console/jobs.py).
 """
 
 from dataclasses import dataclass
@@ -12,25 +13,25 @@ import math
 import os
 import time
 
+from mira_memory.client import MemoryClient, NoReply
+from mira_memory.client import names
 from mira_memory.console import review_lines
-from mira_memory.console.commands import COGNITION, MEMORY, quoted, UsageError
+from mira_memory.console.commands import MEMORY, quoted, UsageError
 from mira_memory.ros import clients
-from mira_memory.srv import AdminStatus, WorkingMemoryShow
+from mira_memory.srv import WorkingMemoryShow
 import rclpy
 from rclpy.context import Context
 from rclpy.executors import SingleThreadedExecutor
 from rclpy.signals import SignalHandlerOptions
 
-DEFAULT_MEMORY_NODE = '/mira/memory'
+DEFAULT_MEMORY_NODE = names.memory_node_name()
 DEFAULT_COGNITION_NODE = '/mira/cognition'
 DEFAULT_TIMEOUT = 5.0
 # One attempt of the first, read-only call that checks both directions of
 # discovery; a reply normally takes milliseconds.
 SETTLE_ATTEMPT_SEC = 0.5
-SETTLE_SERVICES = {
-    MEMORY: (AdminStatus, 'admin/status'),
-    COGNITION: (WorkingMemoryShow, 'working_memory/show'),
-}
+# The cognition node's read-only service (the memory node's: MemoryClient.settle).
+COGNITION_SETTLE_SERVICE = 'working_memory/show'
 
 
 class CallError(Exception):
@@ -55,10 +56,12 @@ class Session:
         except BaseException:
             rclpy.try_shutdown(context=self.context)
             raise
+        # The memory node's services and actions (the jobs' too: console/jobs.py).
+        self.memory = MemoryClient(self.node, memory_node=settings.memory_node,
+                                   timeout=settings.timeout, executor=self.executor)
+        # The cognition node's working-memory services.
         self._clients = {}
-        # The jobs' action clients (console/jobs.py), destroyed in close().
-        self.action_clients = {}
-        self._settled = set()
+        self._cognition_settled = False
 
     def _client(self, service_type, name):
         key = (service_type, name)
@@ -66,38 +69,43 @@ class Session:
             self._clients[key] = self.node.create_client(service_type, name)
         return self._clients[key]
 
-    def _settle(self, kind, target, deadline):
+    def _settle_cognition(self, deadline):
         """
-        Get one reply from a read-only service of the target node first.
+        Get one reply from the cognition node's read-only service first.
 
         wait_for_service only says that this new console found the service;
         until the node has discovered the console in turn, a reply can be
         dropped for good (seen on a loaded machine with Kilted). Repeating a
         read is harmless, repeating a write is not, so no command goes out
-        before one read came back.
+        before one read came back (MemoryClient.settle does the same for
+        the memory node).
         """
-        service_type, service = SETTLE_SERVICES[kind]
-        client = self._client(service_type, f'{target.rstrip("/")}/{service}')
+        target = self.settings.cognition_node
+        client = self._client(WorkingMemoryShow,
+                              f'{target.rstrip("/")}/{COGNITION_SETTLE_SERVICE}')
         while time.monotonic() < deadline:
             attempt = min(time.monotonic() + SETTLE_ATTEMPT_SEC, deadline)
-            if clients.call(self.executor, client, service_type.Request(), attempt) is not None:
-                self._settled.add(kind)
+            if clients.call(self.executor, client, WorkingMemoryShow.Request(),
+                            attempt) is not None:
+                self._cognition_settled = True
                 return
 
     def call(self, command, request):
         """Call the command's service and return the response; raise CallError."""
-        target = self._target(command)
+        if hasattr(request, 'reviewer'):
+            # Accept, supersede and dismiss say who decides (review_lines.reviewer).
+            request.reviewer = review_lines.reviewer(self.settings.reviewer)
+        if command.target == MEMORY:
+            return self._call_memory(command, request)
+        target = self.settings.cognition_node
         name = f'{target.rstrip("/")}/{command.service}'
         client = self._client(command.service_type, name)
         timeout = self.settings.timeout
         deadline = time.monotonic() + timeout
         if not client.wait_for_service(timeout_sec=timeout):
             raise CallError(f'no {command.target} node answered at {target} within {timeout} s')
-        if command.target not in self._settled:
-            self._settle(command.target, target, deadline)
-        if hasattr(request, 'reviewer'):
-            # Accept, supersede and dismiss say who decides (review_lines.reviewer).
-            request.reviewer = review_lines.reviewer(self.settings.reviewer)
+        if not self._cognition_settled:
+            self._settle_cognition(deadline)
         response = clients.call(self.executor, client, request, deadline)
         if response is None:
             raise CallError(
@@ -105,19 +113,27 @@ class Session:
                 f'within {timeout} s')
         return response
 
+    def _call_memory(self, command, request):
+        target = self.settings.memory_node
+        timeout = self.settings.timeout
+        deadline = time.monotonic() + timeout
+        if not self.memory.wait_for_service(command.service, deadline):
+            raise CallError(f'no {command.target} node answered at {target} within {timeout} s')
+        self.memory.settle(deadline, SETTLE_ATTEMPT_SEC)
+        try:
+            return self.memory.call(command.service, request, deadline=deadline)
+        except NoReply:
+            raise CallError(
+                f'the {command.target} node at {target} did not answer '
+                f'{self.memory.service_name(command.service)} within {timeout} s') from None
+
     def settle_memory(self, deadline):
         """Get one reply from the memory node before a job's goal (a write) goes out."""
-        if MEMORY not in self._settled:
-            self._settle(MEMORY, self.settings.memory_node, deadline)
-
-    def _target(self, command):
-        return (self.settings.memory_node if command.target == MEMORY
-                else self.settings.cognition_node)
+        self.memory.settle(deadline, SETTLE_ATTEMPT_SEC)
 
     def close(self):
         """Destroy the node and shut the private context down."""
-        for client in self.action_clients.values():
-            client.destroy()
+        self.memory.destroy()
         self.executor.shutdown()
         self.node.destroy_node()
         rclpy.try_shutdown(context=self.context)

@@ -2,9 +2,10 @@
 """
 The one way a synchronous client waits for a service reply: call().
 
-Used by the console, the operator source, the demo and the tests (the
-cognition library is asynchronous and keeps its own coroutine client and
-resend: cognition/runner.py, call_with_retries).
+Used by MemoryClient's synchronous methods (mira_memory/client: the
+console, the seed step, the demo, scripts) and the tests; cognition awaits
+MemoryClient's asynchronous form instead, inside its spinning executor
+(with its own resend: cognition/runner.py, call_with_retries).
 
 Why not executor.spin_until_future_complete: on Jazzy (rclpy 7.1) it adds a
 done callback per call that the executor runs only as a task on a later

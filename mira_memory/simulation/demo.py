@@ -28,14 +28,14 @@ import pathlib
 import sys
 import time
 
+from mira_memory.client import MemoryCallError, MemoryClient
+from mira_memory.client import names
 from mira_memory.cognition import scenario as scenario_file
 from mira_memory.cognition.runner import REMEMBER_RESENT
 from mira_memory.core import recall
 from mira_memory.msg import Observation, ToolResult
-from mira_memory.ros import clients
 from mira_memory.ros import node_runner
 from mira_memory.simulation import nodes as simulation
-from mira_memory.srv import AdminEntityFind, AdminPending, AdminStatus, RecallMemory
 from mira_memory.wire import ATTENTION_RESULTS_TOPIC, HISTORY_SUBSCRIBER_QOS
 from mira_memory.wire import OBSERVATIONS_TOPIC, TOOL_RESULTS_TOPIC
 import rclpy
@@ -162,7 +162,9 @@ class Observer:
             for topic in (TOOL_RESULTS_TOPIC, ATTENTION_RESULTS_TOPIC)]
         self._observations = self.node.create_subscription(
             Observation, OBSERVATIONS_TOPIC, self.observations.append, HISTORY_SUBSCRIBER_QOS)
-        self._clients = {}
+        # The memory node of the demo's namespace, by its relative name.
+        self.memory = MemoryClient(self.node, memory_node=names.MEMORY_NODE_NAME,
+                                   timeout=CALL_TIMEOUT_SEC, executor=self.executor)
 
     def wait_for_publishers(self, timeout):
         """Wait until cognition and attention (results) and perception are matched."""
@@ -176,20 +178,12 @@ class Observer:
     def spin_once(self):
         self.executor.spin_once(timeout_sec=SPIN_STEP_SEC)
 
-    def call(self, service_type, name, request, timeout=CALL_TIMEOUT_SEC):
-        """Call a service with a deadline; raise DemoFailed without a reply."""
-        client = self._clients.get(name)
-        if client is None:
-            client = self._clients[name] = self.node.create_client(service_type, name)
-        deadline = time.monotonic() + timeout
-        while not client.service_is_ready():
-            if time.monotonic() >= deadline:
-                raise DemoFailed(f'service {client.srv_name} is not available')
-            self.spin_once()
-        response = clients.call(self.executor, client, request, deadline)
-        if response is None:
-            raise DemoFailed(f'service {client.srv_name} did not answer in time')
-        return response
+    def call(self, send):
+        """Return send(self.memory)'s response; raise DemoFailed without a reply."""
+        try:
+            return send(self.memory)
+        except MemoryCallError as error:
+            raise DemoFailed(str(error)) from None
 
     def close(self):
         self.executor.shutdown()
@@ -415,7 +409,7 @@ def run(args, out):
 
 def _kept_for_review(observer, transcript):
     """Return the pending review items this run's operator turns left (PendingRecords)."""
-    response = observer.call(AdminPending, 'memory/admin/pending', AdminPending.Request())
+    response = observer.call(lambda memory: memory.pending())
     episodes = set(transcript.episode_ids.values())
     return [item for item in response.items if item.episode_id in episodes]
 
@@ -476,9 +470,7 @@ def _play(observer, transcript, processes, scenario, timeout):
             seed_shown = True
             transcript.say('seed (supervised admin services, run by the seed step):')
             for entity in scenario.seed:
-                response = observer.call(
-                    AdminEntityFind, 'memory/admin/entity_find',
-                    AdminEntityFind.Request(name=entity.name))
+                response = observer.call(lambda memory: memory.entity_find(entity.name))
                 for record in response.entities:
                     aliases = f' (aliases: {", ".join(record.aliases)})' if record.aliases else ''
                     transcript.say(f'  {record.id} {record.entity_type} '
@@ -493,12 +485,11 @@ def _print_recall(observer, transcript, scenario):
     transcript.say('What recall_memory returns now for the seeded names (full text, '
                    'as the model reads it):')
     for entity in scenario.seed:
-        response = observer.call(
-            RecallMemory, 'memory/recall_memory', RecallMemory.Request(query=entity.name))
+        response = observer.call(lambda memory: memory.recall(entity.name))
         transcript.say(f'recall_memory({json.dumps(entity.name)}) -> {response.status}')
         transcript.say(f'  {response.text}'.replace('\n', '\n  '))
         transcript.say()
-    status = observer.call(AdminStatus, 'memory/admin/status', AdminStatus.Request())
+    status = observer.call(lambda memory: memory.status())
     transcript.say(
         f'persistent memory: {status.entity_count} entities, {status.alias_count} aliases, '
         f'{status.memory_count} memories, {status.payload_count} payloads')

@@ -25,12 +25,13 @@ reader. Writes are sent once, each within call_timeout_sec.
 import sys
 import time
 
+from mira_memory.client import MemoryClient
+from mira_memory.client import names
 from mira_memory.cognition import scenario as scenario_file
 from mira_memory.ros import clients
 from mira_memory.ros import node_runner
 from mira_memory.ros import parameters
 from mira_memory.ros.operator_topics import spin_until
-from mira_memory.srv import AdminAliasAdd, AdminEntityAdd, AdminEntityFind
 from rclpy.node import Node
 
 # How long the first call waits for the memory node that starts alongside the
@@ -65,17 +66,17 @@ class Seed(Node):
             self.scenario = scenario_file.load(self.settings['scenario_file'])
         except scenario_file.ScenarioError as error:
             raise SeedFailed(str(error)) from None
-        memory = self.settings['memory_node'].rstrip('/')
-        self._entity_find = self.create_client(AdminEntityFind, f'{memory}/admin/entity_find')
-        self._entity_add = self.create_client(AdminEntityAdd, f'{memory}/admin/entity_add')
-        self._alias_add = self.create_client(AdminAliasAdd, f'{memory}/admin/alias_add')
+        self.memory = MemoryClient(
+            self, memory_node=self.settings['memory_node'],
+            timeout=self.settings['call_timeout_sec'],
+            services=(names.ADMIN_ENTITY_FIND, names.ADMIN_ENTITY_ADD, names.ADMIN_ALIAS_ADD))
         self._answered = False  # whether the memory node has answered a call yet
 
     def run(self, executor):
         """Seed every entity and alias (outside any callback, driving executor)."""
-        self._executor = executor
+        self.memory.executor = executor
         for entity in self.scenario.seed:
-            matches = self._call(self._entity_find, AdminEntityFind.Request(name=entity.name))
+            matches = self._call(names.ADMIN_ENTITY_FIND, name=entity.name)
             if len(matches.entities) > 1:
                 raise SeedFailed(
                     f'seed: {entity.name!r} resolves to {len(matches.entities)} entities')
@@ -84,29 +85,32 @@ class Seed(Node):
                 self.get_logger().info(
                     f'seed: {entity.name!r} already exists as {record.id}; not created')
             else:
-                record = self._call(self._entity_add, AdminEntityAdd.Request(
-                    entity_type=entity.entity_type, canonical_name=entity.name)).entity
+                record = self._call(names.ADMIN_ENTITY_ADD, entity_type=entity.entity_type,
+                                    canonical_name=entity.name).entity
                 self.get_logger().info(
                     f'seed: created {record.id} {entity.entity_type} {entity.name!r}')
             for alias in entity.aliases:
-                found = self._call(self._entity_find, AdminEntityFind.Request(name=alias))
+                found = self._call(names.ADMIN_ENTITY_FIND, name=alias)
                 if any(match.id == record.id for match in found.entities):
                     continue
-                self._call(self._alias_add, AdminAliasAdd.Request(
-                    entity_id=record.id, alias=alias))
+                self._call(names.ADMIN_ALIAS_ADD, entity_id=record.id, alias=alias)
                 self.get_logger().info(f'seed: alias {alias!r} added to {record.id}')
         self.get_logger().info('seed complete')
 
-    def _call(self, client, request):
-        if client is self._entity_find:
+    def _call(self, service, **fields):
+        """Call service with fields; raise SeedFailed without a reply or on a refusal."""
+        client = self.memory.client(service)
+        request = self.memory.request(service, **fields)
+        executor = self.memory.executor
+        if service == names.ADMIN_ENTITY_FIND:
             response = self._read(client, request)
         else:
             # A write is sent once: repeating it could write twice.
             timeout = self.settings['call_timeout_sec']
             deadline = time.monotonic() + timeout
-            if not spin_until(self._executor, client.service_is_ready, timeout):
+            if not spin_until(executor, client.service_is_ready, timeout):
                 raise SeedFailed(f'service {client.srv_name} is not available')
-            response = clients.call(self._executor, client, request, deadline)
+            response = clients.call(executor, client, request, deadline)
             if response is None:
                 raise SeedFailed(f'service {client.srv_name} did not answer in time')
         if not response.success:
@@ -128,9 +132,9 @@ class Seed(Node):
             if left <= 0:
                 raise SeedFailed(f'service {client.srv_name} did not answer within {timeout:g} s')
             if not client.service_is_ready():
-                spin_until(self._executor, client.service_is_ready, left)
+                spin_until(self.memory.executor, client.service_is_ready, left)
                 continue
-            response = clients.call(self._executor, client, request,
+            response = clients.call(self.memory.executor, client, request,
                                     time.monotonic() + min(READ_ATTEMPT_SEC, left))
             if response is not None:
                 self._answered = True

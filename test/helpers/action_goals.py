@@ -4,9 +4,8 @@
 import re
 import uuid
 
-from mira_memory.action import Backup, Export, Verify
+from mira_memory.client.names import action_name, ACTION_TYPES
 
-ACTION_TYPES = {'backup': Backup, 'export': Export, 'verify': Verify}
 # action_msgs/GoalStatus values a test compares results with.
 SUCCEEDED, CANCELED, ABORTED = 4, 5, 6
 
@@ -17,7 +16,7 @@ class Goal:
     def __init__(self, ros, node_prefix, job, request, *, server_timeout=60.0):
         from rclpy.action import ActionClient
         self.ros = ros
-        name = f'{node_prefix}/admin/{job}'
+        name = action_name(node_prefix, job)
         self.client = ActionClient(ros.node, ACTION_TYPES[job], name)
         # The feedback topic too, subscribed before the server is waited for:
         # rclpy's client drops a goal's feedback once its result is in, and

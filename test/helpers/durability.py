@@ -34,6 +34,7 @@ from helpers.memory_services import create_clients, MemoryServices, OBSERVED_TUR
 from helpers.memory_services import remember_request
 from helpers.rosutil import NodeProcess, unique_namespace
 from mira_memory import srv
+from mira_memory.client import names
 from mira_memory.core import config
 from mira_memory.core.admission.rules import Proposal, TurnContext
 from mira_memory.core.archive import importing
@@ -151,7 +152,7 @@ class Workload:
             parameters={'enabled': True, 'database_path': str(self.database),
                         'admin_output_dirs': str(self.copies),
                         'robot_profile': ROBOT_PROFILE, **OBSERVED_TURN_WAIT})
-        self.prefix = prefix = f'{namespace}/memory'
+        self.prefix = prefix = names.memory_node_name(namespace)
         create_clients(self.ros, prefix)
         if not wait:
             return
@@ -159,13 +160,14 @@ class Workload:
             prepare(self.ros, prefix, timeout=START_TIMEOUT)
             assert set_state(self.ros, prefix, 'configure'), self.node.describe('configure')
             assert set_state(self.ros, prefix, 'activate'), self.node.describe('activate')
-        elif not self.ros.wait_for_service(srv.AdminStatus, f'{prefix}/admin/status',
-                                           timeout=START_TIMEOUT):
+        elif not self.ros.wait_for_service(
+                srv.AdminStatus, names.service_name(prefix, names.ADMIN_STATUS),
+                timeout=START_TIMEOUT):
             raise AssertionError(self.node.describe('never offered admin/status'))
         self._serving()
 
     def _serving(self):
-        self.ros.settle(srv.AdminStatus, f'{self.prefix}/admin/status')
+        self.ros.settle(srv.AdminStatus, names.service_name(self.prefix, names.ADMIN_STATUS))
         self.services = MemoryServices(self.ros, self.prefix)
         self.services.wait_for_listener()
 
@@ -178,8 +180,9 @@ class Workload:
         self.start(wait=False)
         deadline = time.monotonic() + START_TIMEOUT
         while self.node.poll() is None:
-            if self.ros.wait_for_service(srv.AdminStatus, f'{self.prefix}/admin/status',
-                                         timeout=0.5):
+            if self.ros.wait_for_service(
+                    srv.AdminStatus, names.service_name(self.prefix, names.ADMIN_STATUS),
+                    timeout=0.5):
                 self._serving()
                 return None
             assert time.monotonic() < deadline, self.node.describe('neither served nor exited')
@@ -248,7 +251,7 @@ class Workload:
         self.remembers += 1
         request = remember_call(number)
         self.services.say(request.episode_id, request.turn_id, request.utterance)
-        client = self.ros.client(srv.Remember, f'{self.prefix}/remember')
+        client = self.ros.client(srv.Remember, names.service_name(self.prefix, names.REMEMBER))
         event = Event('remember', time.monotonic_ns(),
                       detail={'number': number, 'texts': (request.value, request.evidence)})
         with self.ros.spinning() as executor:

@@ -19,6 +19,7 @@ import os
 import threading
 
 from helpers.rosutil import unique_namespace
+from mira_memory.client import names
 
 
 class InProcessNode:
@@ -30,7 +31,7 @@ class InProcessNode:
         from rclpy.executors import SingleThreadedExecutor
         from rclpy.parameter import Parameter
         self.namespace = namespace or unique_namespace('n')
-        self.prefix = f'{self.namespace}/memory'
+        self.prefix = names.memory_node_name(self.namespace)
         self.context = context
         overrides = [Parameter(name, value=value) for name, value in (parameters or {}).items()]
         with _working_directory(cwd):

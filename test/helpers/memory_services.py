@@ -24,22 +24,14 @@ srv = pytest.importorskip('mira_memory.srv', reason='the built ROS 2 environment
 msg = pytest.importorskip('mira_memory.msg', reason='the built ROS 2 environment is not active')
 rcl_srv = pytest.importorskip('rcl_interfaces.srv')
 rcl_msg = pytest.importorskip('rcl_interfaces.msg')
+names = pytest.importorskip('mira_memory.client.names')
 
-ADMIN = {
-    'status': srv.AdminStatus,
-    'entity_add': srv.AdminEntityAdd,
-    'alias_add': srv.AdminAliasAdd,
-    'add': srv.AdminAdd,
-    'show': srv.AdminShow,
-    'retire': srv.AdminRetire,
-    'forget': srv.AdminForget,
-    'pending': srv.AdminPending,
-    'pending_show': srv.AdminPendingShow,
-    'accept': srv.AdminAccept,
-    'supersede': srv.AdminSupersede,
-    'dismiss': srv.AdminDismiss,
-    'check': srv.AdminCheck,
-}
+# The services create_clients() makes clients of: every one MemoryServices calls.
+CLIENT_SERVICES = (
+    names.ADMIN_STATUS, names.ADMIN_ENTITY_ADD, names.ADMIN_ALIAS_ADD, names.ADMIN_ADD,
+    names.ADMIN_SHOW, names.ADMIN_RETIRE, names.ADMIN_FORGET, names.ADMIN_PENDING,
+    names.ADMIN_PENDING_SHOW, names.ADMIN_ACCEPT, names.ADMIN_SUPERSEDE, names.ADMIN_DISMISS,
+    names.ADMIN_CHECK, names.RECALL_MEMORY, names.REMEMBER)
 COUNT_FIELDS = ('entity_count', 'alias_count', 'memory_count', 'active_memory_count',
                 'link_count', 'payload_count')
 # A recall that waits out SQLite's whole WAL read retry loop (about ten
@@ -94,16 +86,15 @@ def start_enabled_node(start, ros, name, robot_profile, *, lock_wait_s=None, **p
         process = start({'enabled': True, 'database_path': str(database_path),
                          'robot_profile': robot_profile, **parameters}, wait_service=None)
     process.database_path = database_path
-    for service_type, service in ((srv.Remember, 'remember'),
-                                  (srv.RecallMemory, 'recall_memory'),
-                                  (srv.AdminStatus, 'admin/status')):
-        if not ros.wait_for_service(service_type, f'{process.prefix}/{service}',
+    for service in (names.REMEMBER, names.RECALL_MEMORY, names.ADMIN_STATUS):
+        if not ros.wait_for_service(names.SERVICE_TYPES[service],
+                                    names.service_name(process.prefix, service),
                                     timeout=STARTUP_TIMEOUT):
             raise AssertionError(
                 f'memory node offers no {service} (running: {process.running()}):\n'
                 f'{process.output()}')
     # A reply needs the node to have discovered us too: see RosClient.settle.
-    ros.settle(srv.AdminStatus, f'{process.prefix}/admin/status')
+    ros.settle(srv.AdminStatus, names.service_name(process.prefix, names.ADMIN_STATUS))
     return process
 
 
@@ -130,10 +121,8 @@ def create_clients(ros, prefix):
     A client first made later can lose its first reply on a loaded machine
     (rmw_fastrtps drops it: "client will not receive response").
     """
-    for command, service_type in ADMIN.items():
-        ros.client(service_type, f'{prefix}/admin/{command}')
-    ros.client(srv.RecallMemory, f'{prefix}/recall_memory')
-    ros.client(srv.Remember, f'{prefix}/remember')
+    for service in CLIENT_SERVICES:
+        ros.client(names.SERVICE_TYPES[service], names.service_name(prefix, service))
 
 
 class MemoryServices:
@@ -157,9 +146,10 @@ class MemoryServices:
 
     def admin(self, command, **fields):
         """Call admin/<command> and return the response (success unchecked)."""
-        service_type = ADMIN[command]
+        service = f'admin/{command}'
+        service_type = names.SERVICE_TYPES[service]
         return self.ros.call(
-            service_type, f'{self.prefix}/admin/{command}', service_type.Request(**fields))
+            service_type, names.service_name(self.prefix, service), service_type.Request(**fields))
 
     def _admin_ok(self, command, **fields):
         response = self.admin(command, **fields)
@@ -199,7 +189,7 @@ class MemoryServices:
     def recall(self, query, timeout=20.0, include_entities=True):
         """Call recall_memory (with the structured entities unless told otherwise)."""
         return self.ros.call(
-            srv.RecallMemory, f'{self.prefix}/recall_memory',
+            srv.RecallMemory, names.service_name(self.prefix, names.RECALL_MEMORY),
             srv.RecallMemory.Request(query=query, include_entities=include_entities),
             timeout=timeout)
 
@@ -243,7 +233,8 @@ class MemoryServices:
 
     def remember_unheard(self, request, timeout=20.0):
         """Call remember without saying the turn first."""
-        return self.ros.call(srv.Remember, f'{self.prefix}/remember', request, timeout=timeout)
+        return self.ros.call(srv.Remember, names.service_name(self.prefix, names.REMEMBER),
+                             request, timeout=timeout)
 
     def set_robot_profile(self, name):
         """Set the robot_profile parameter through the node's set_parameters service."""

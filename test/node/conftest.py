@@ -37,9 +37,10 @@ def _start(started, context, parameters=None, *, namespace=None, wait_service='a
     node = InProcessNode(context, parameters, namespace=namespace, cwd=cwd)
     started.append((node, ros))
     if ros is not None and wait_service:
-        from mira_memory import srv
-        if not ros.wait_for_service(srv.AdminStatus, f'{node.prefix}/admin/status'):
-            raise AssertionError(f'{node.prefix}/admin/status is not in the graph')
+        from mira_memory.client import names
+        status = names.service_name(node.prefix, names.ADMIN_STATUS)
+        if not ros.wait_for_service(names.SERVICE_TYPES[names.ADMIN_STATUS], status):
+            raise AssertionError(f'{status} is not in the graph')
         node.ros = ros
     return node
 

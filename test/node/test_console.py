@@ -17,6 +17,7 @@ import threading
 
 from helpers.rosutil import console_memory_command, unique_namespace
 from mira_memory import srv
+from mira_memory.client import names
 from mira_memory.console import jobs
 from mira_memory.console import memory_console as console
 import pytest
@@ -64,7 +65,7 @@ def created_id(output, prefix):
 
 
 def counts(ros, node):
-    status = ros.call(srv.AdminStatus, f'{node.prefix}/admin/status')
+    status = ros.call(srv.AdminStatus, names.service_name(node.prefix, names.ADMIN_STATUS))
     return (status.entity_count, status.alias_count, status.memory_count, status.link_count,
             status.payload_count)
 
@@ -202,7 +203,7 @@ def test_add_with_every_option_reaches_the_node(ros, node, memory):
     assert code == 0 and err == ''
     memory_id = created_id(out, 'MEM')
     assert out == f'created {memory_id} relationship "is friends with a friend"\n'
-    shown = ros.call(srv.AdminShow, f'{node.prefix}/admin/show',
+    shown = ros.call(srv.AdminShow, names.service_name(node.prefix, names.ADMIN_SHOW),
                      srv.AdminShow.Request(memory_id=memory_id)).memory
     assert [(link.entity_id, link.role) for link in shown.links] == [
         (subject, 'subject'), (other, 'friend')]

@@ -8,6 +8,7 @@ import sqlite3
 
 from helpers.schema_v1 import make_version_1_database
 from mira_memory import msg, srv
+from mira_memory.client import names
 from mira_memory.ros.node_runner import StartupError
 import pytest
 
@@ -42,7 +43,7 @@ def admin(ros, node, command, **fields):
     request = service_type.Request()
     for field, value in fields.items():
         setattr(request, field, value)
-    return ros.call(service_type, f'{node.prefix}/admin/{command}', request)
+    return ros.call(service_type, names.service_name(node.prefix, f'admin/{command}'), request)
 
 
 def counts(ros, node):
@@ -101,8 +102,9 @@ def test_status_reports_the_open_database(ros, node):
 
 
 def test_recall_and_remember_are_served_when_enabled(ros, node):
-    assert ros.wait_for_service(srv.RecallMemory, f'{node.prefix}/recall_memory')
-    assert ros.wait_for_service(srv.Remember, f'{node.prefix}/remember')
+    assert ros.wait_for_service(
+        srv.RecallMemory, names.service_name(node.prefix, names.RECALL_MEMORY))
+    assert ros.wait_for_service(srv.Remember, names.service_name(node.prefix, names.REMEMBER))
 
 
 def test_entity_add_creates_an_entity_in_display_form(ros, node):
@@ -353,9 +355,9 @@ def test_disabled_status_says_so(ros, disabled):
 def test_disabled_serves_no_recall_or_remember(ros, disabled):
     # admin/list is created last, so once it is in the graph everything is.
     services = node_services(ros, disabled.prefix)
-    assert f'{disabled.prefix}/admin/list' in services
-    assert f'{disabled.prefix}/recall_memory' not in services
-    assert f'{disabled.prefix}/remember' not in services
+    assert names.service_name(disabled.prefix, names.ADMIN_LIST) in services
+    assert names.service_name(disabled.prefix, names.RECALL_MEMORY) not in services
+    assert names.service_name(disabled.prefix, names.REMEMBER) not in services
 
 
 @pytest.mark.parametrize('command, fields', [
@@ -387,7 +389,7 @@ def test_config_file_without_memory_section_is_disabled(ros, memory_node, tmp_pa
     assert [path.name for path in config_dir.iterdir()] == ['mira.toml']
     assert not (tmp_path / 'param').exists()
     services = node_services(ros, process.prefix)
-    assert f'{process.prefix}/recall_memory' not in services
+    assert names.service_name(process.prefix, names.RECALL_MEMORY) not in services
 
 
 def test_config_file_enabled_false_creates_nothing(ros, memory_node, tmp_path):

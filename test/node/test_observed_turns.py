@@ -13,6 +13,7 @@ import time
 
 from helpers.memory_services import MemoryServices, rcl_msg, rcl_srv, srv, start_enabled_node
 from helpers.rosutil import unique_namespace
+from mira_memory.client import names
 from mira_memory.core.admission import turns
 from mira_memory.memory import responses
 from mira_memory.ros.node_runner import StartupError
@@ -182,7 +183,7 @@ def test_a_remember_sent_before_its_turn_waits_for_it_and_others_are_served(
         ros, memory_node, tmp_path):
     _, memory = start(memory_node, ros, tmp_path, observed_turn_wait_sec=30.0)
     request = said()
-    client = ros.client(srv.Remember, f'{memory.prefix}/remember')
+    client = ros.client(srv.Remember, names.service_name(memory.prefix, names.REMEMBER))
     memory.wait_for_listener()
 
     pending = client.call_async(request)
@@ -211,7 +212,7 @@ def test_back_to_back_turns_each_followed_at_once_by_its_remember(
     capfd.readouterr()
     memory = MemoryServices(ros, node.prefix)
     memory.entity(SUBJECT)
-    client = ros.client(srv.Remember, f'{node.prefix}/remember')
+    client = ros.client(srv.Remember, names.service_name(node.prefix, names.REMEMBER))
     outcomes = {}
     for number in range(RACE_TURNS):
         # The same statement in every turn: created once, then duplicates.

@@ -12,6 +12,7 @@ import time
 
 from helpers.diagnostics_util import diagnostics, values
 from mira_memory import srv
+from mira_memory.client import names
 from mira_memory.ros.node_runner import StartupError
 import pytest
 
@@ -33,7 +34,7 @@ def start(memory_node, ros, database_path):
 
 
 def admin(ros, node, service_type, command, **fields):
-    return ros.call(service_type, f'{node.prefix}/admin/{command}',
+    return ros.call(service_type, names.service_name(node.prefix, f'admin/{command}'),
                     service_type.Request(**fields))
 
 
@@ -43,11 +44,11 @@ def remember(ros, node, turn_id, utterance=UTTERANCE, value='green tea'):
         episode_id='e1', turn_id=turn_id, utterance=utterance, kind='preference',
         subject=subject, predicate='prefers_drink', value=value,
         evidence=utterance.rstrip('.'))
-    return ros.call(srv.Remember, f'{node.prefix}/remember', request)
+    return ros.call(srv.Remember, names.service_name(node.prefix, names.REMEMBER), request)
 
 
 def recall(ros, node, query='Ada Lovelace'):
-    return ros.call(srv.RecallMemory, f'{node.prefix}/recall_memory',
+    return ros.call(srv.RecallMemory, names.service_name(node.prefix, names.RECALL_MEMORY),
                     srv.RecallMemory.Request(query=query))
 
 

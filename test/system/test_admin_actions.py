@@ -18,6 +18,7 @@ import time
 from helpers.action_goals import ABORTED, CANCELED, finish, Goal, SUCCEEDED
 from helpers.rosutil import NodeProcess, unique_namespace
 from mira_memory.action import Backup, Export, Verify
+from mira_memory.client import names
 import pytest
 
 pytestmark = pytest.mark.ros
@@ -52,7 +53,7 @@ def node(big_store, tmp_path):
     process = NodeProcess('memory_node', namespace=namespace, directory=tmp_path,
                           parameters={'enabled': True, 'database_path': str(database),
                                       'robot_profile': 'Mira'})
-    process.prefix = f'{namespace}/memory'
+    process.prefix = names.memory_node_name(namespace)
     process.database = database
     # The default output directory of backup and export, beside the database:
     # the node creates it as it opens the store.
@@ -170,6 +171,45 @@ def test_a_copy_reports_progress_cancels_halfway_without_a_trace_then_finishes(
         assert _rows(target) == MEMORIES
     else:
         assert target.read_text(encoding='utf-8').count('\n') == last.items_total + 1
+
+
+def test_memory_client_reports_progress_and_cancels_its_job(node):
+    from mira_memory.client import MemoryClient
+    import rclpy
+    from rclpy.context import Context
+    context = Context()
+    rclpy.init(context=context)
+    script_node = rclpy.create_node('client_job', context=context)
+    memory = MemoryClient(script_node, memory_node=node.prefix, timeout=60.0)
+    target = node.copies / 'client.export'
+    try:
+        # A cancel the node refuses came after the job's commit point: the
+        # export is then whole, and the next attempt cancels again.
+        for _ in range(CANCEL_ATTEMPTS):
+            progress = []
+            job = memory.start_job('export', Export.Goal(path=str(target), force=True),
+                                   on_progress=progress.append)
+            deadline = time.monotonic() + 120
+            while not any(_fraction(f) >= HALFWAY for f in progress):
+                assert not job.done() and time.monotonic() < deadline, progress[-1:]
+                job.spin(0.1)
+            result = job.cancel()
+            if result.status == 'canceled':
+                break
+            assert result.succeeded and target.stat().st_size == result.result.bytes
+            target.unlink()
+        else:
+            raise AssertionError(f'the export finished before every one of {CANCEL_ATTEMPTS} '
+                                 'cancels')
+    finally:
+        memory.destroy()
+        script_node.destroy_node()
+        rclpy.try_shutdown(context=context)
+    _check_feedback(progress, ('writing',))
+    assert (result.status, result.succeeded, result.result.error_code) == (
+        'canceled', False, 'canceled'), result.result.message
+    assert result.result.message == 'export canceled (by its client); nothing was written'
+    assert _partial_files(node.copies) == [] and not target.exists()
 
 
 def test_verify_reports_progress_cancels_halfway_then_finishes(ros, node):

@@ -4,8 +4,8 @@ Clients still get their answer when the first reply is lost.
 
 A real rclpy server process (drop_first_server.py) leaves the first request
 of chosen services unanswered, as if DDS had dropped the reply. The test
-client, the console and the operator source - all waiting through
-mira_memory.ros.clients.call - resend a read-only or idempotent request once and
+client, MemoryClient, the console and the operator source - all waiting
+through mira_memory.ros.clients.call - resend a read-only or idempotent request once and
 get the answer; a write that is not idempotent is sent exactly once.
 """
 
@@ -17,6 +17,7 @@ import time
 import warnings
 
 from helpers.rosutil import executable, NodeProcess, unique_namespace
+from mira_memory.client import names
 from mira_memory.ros import node_runner
 from mira_memory.simulation import processes
 import pytest
@@ -31,7 +32,7 @@ class DropFirstServer(processes.Process):
 
     def __init__(self, directory, dropped, slow_failures=()):
         self.namespace = unique_namespace('drop')
-        self.prefix = f'{self.namespace}/memory'
+        self.prefix = names.memory_node_name(self.namespace)
         super().__init__(
             [sys.executable, str(SERVER), self.namespace, ','.join(dropped),
              ','.join(slow_failures)],
@@ -71,12 +72,14 @@ def server(tmp_path, ros):
 def test_test_client_resends_read_only_and_idempotent_calls(ros, server):
     from mira_memory.srv import AdminFind, RecallMemory, Remember
     drop = server('recall_memory', 'remember', 'admin/find')
-    recalled = ros.call(RecallMemory, f'{drop.prefix}/recall_memory',
+    recalled = ros.call(RecallMemory, names.service_name(drop.prefix, names.RECALL_MEMORY),
                         RecallMemory.Request(query='Ada'))
     assert recalled.text == 'fixed answer'
-    remembered = ros.call(Remember, f'{drop.prefix}/remember', Remember.Request())
+    remembered = ros.call(Remember, names.service_name(drop.prefix, names.REMEMBER),
+                          Remember.Request())
     assert (remembered.status, remembered.memory_id) == ('applied', 'MEM7')
-    found = ros.call(AdminFind, f'{drop.prefix}/admin/find', AdminFind.Request(name='Ada'))
+    found = ros.call(AdminFind, names.service_name(drop.prefix, names.ADMIN_FIND),
+                     AdminFind.Request(name='Ada'))
     assert [entity.id for entity in found.entities] == ['ENT7']
     # The first of each was left unanswered; the resent one was answered.
     assert [drop.received(name) for name in ('recall_memory', 'remember', 'admin/find')] == [
@@ -90,7 +93,8 @@ def test_a_remember_resent_during_a_slow_store_failure_answers_what_the_resend_d
     # for a request whose twin wrote.
     from mira_memory.srv import Remember
     drop = server(slow_failures=('remember',))
-    remembered = ros.call(Remember, f'{drop.prefix}/remember', Remember.Request())
+    remembered = ros.call(Remember, names.service_name(drop.prefix, names.REMEMBER),
+                          Remember.Request())
     assert (remembered.status, remembered.memory_id) == ('applied', 'MEM7')
     assert drop.received('remember') == 2
 
@@ -99,7 +103,7 @@ def test_a_write_that_is_not_idempotent_is_sent_once(ros, server):
     from mira_memory.ros import clients
     from mira_memory.srv import AdminEntityAdd
     drop = server('admin/entity_add')
-    client = ros.client(AdminEntityAdd, f'{drop.prefix}/admin/entity_add')
+    client = ros.client(AdminEntityAdd, names.service_name(drop.prefix, names.ADMIN_ENTITY_ADD))
     assert client.wait_for_service(timeout_sec=20)
     assert not clients.resendable(client)
     with ros.spinning() as executor:
@@ -107,6 +111,28 @@ def test_a_write_that_is_not_idempotent_is_sent_once(ros, server):
             entity_type='person', canonical_name='Ada'), time.monotonic() + 3.0)
     assert response is None
     assert drop.received('admin/entity_add') == 1
+
+
+def test_memory_client_resends_reads_and_remember_but_never_a_write(ros, server):
+    import rclpy
+    from mira_memory.client import MemoryClient, NoReply
+    drop = server('recall_memory', 'remember', 'admin/find', 'admin/entity_add')
+    node = rclpy.create_node('memory_client_resend', context=ros.context)
+    memory = MemoryClient(node, memory_node=drop.prefix, timeout=20.0)
+    try:
+        assert memory.recall('Ada').text == 'fixed answer'
+        remembered = memory.remember({'episode_id': 'e1', 'turn_id': 't1'})
+        assert (remembered.status, remembered.memory_id) == ('applied', 'MEM7')
+        assert [entity.id for entity in memory.find('Ada').entities] == ['ENT7']
+        with pytest.raises(NoReply, match=f'service {drop.prefix}/admin/entity_add did not'):
+            memory.call(names.ADMIN_ENTITY_ADD, memory.request(
+                names.ADMIN_ENTITY_ADD, entity_type='person', canonical_name='Ada'),
+                timeout=3.0)
+    finally:
+        memory.destroy()
+        node.destroy_node()
+    assert [drop.received(name) for name in (
+        'recall_memory', 'remember', 'admin/find', 'admin/entity_add')] == [2, 2, 2, 1]
 
 
 def test_console_gets_its_answer_when_the_first_reply_is_lost(server, tmp_path):

@@ -19,6 +19,7 @@ import sys
 
 from helpers.copy_in_flight import backups_held
 from helpers.rosutil import executable, NodeProcess, unique_namespace
+from mira_memory.client import names
 import pexpect
 import pytest
 
@@ -62,7 +63,7 @@ def node(store, tmp_path_factory):
                           parameters={'enabled': True, 'database_path': str(database),
                                       'admin_output_dirs': str(tmp_path_factory.getbasetemp())},
                           hold_copies=directory / 'hold')
-    process.prefix = f'{namespace}/memory'
+    process.prefix = names.memory_node_name(namespace)
     process.hold = directory / 'hold'
     yield process
     assert process.stop() == 0

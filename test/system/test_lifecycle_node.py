@@ -14,6 +14,7 @@ from helpers.raw_scan import raw_hits
 from helpers.schema_v1 import make_version_1_database
 from mira_memory import srv
 from mira_memory.action import Backup, Export, Verify
+from mira_memory.client import names
 from mira_memory.console import offline_tools
 from mira_memory.core.admission.rules import Proposal, TurnContext
 from mira_memory.core.store import ownership, schema
@@ -179,7 +180,7 @@ def test_forget_leaves_no_text_in_any_file_while_running_and_after(
                                    '--link', f'{keep}:witness', '--predicate', 'hides',
                                    '--value', SECRETS[3])[1], 'MEM')
     # Recall reads through the node's second, read-only connection first.
-    found = ros.call(srv.RecallMemory, f'{node.prefix}/recall_memory',
+    found = ros.call(srv.RecallMemory, names.service_name(node.prefix, names.RECALL_MEMORY),
                      srv.RecallMemory.Request(query=SECRETS[1]))
     assert found.status == 'found'
     assert raw_hits(database, SECRETS)

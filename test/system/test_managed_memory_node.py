@@ -24,6 +24,7 @@ from helpers.memory_services import remember_request
 from helpers.rosutil import NodeProcess, unique_namespace
 from helpers.schema_v1 import make_version_1_database
 from mira_memory.action import Backup
+from mira_memory.client import names
 from mira_memory.core.admission.rules import Proposal, TurnContext
 from mira_memory.core.store import ownership
 import pytest
@@ -47,7 +48,7 @@ def managed(tmp_path):
                               parameters=parameters, directory=tmp_path,
                               hold_copies=hold_copies)
         started.append((process, ros))
-        process.prefix = f'{namespace}/memory'
+        process.prefix = names.memory_node_name(namespace)
         create_clients(ros, process.prefix)
         prepare(ros, process.prefix)
         return process

@@ -6,6 +6,7 @@ import signal
 import sqlite3
 
 from mira_memory import msg, srv
+from mira_memory.client import names
 from mira_memory.core import store
 import pytest
 
@@ -44,13 +45,14 @@ def test_signal_shuts_down_cleanly(ros, memory_node, tmp_path, sig):
     database = tmp_path / 'memory.sqlite3'
     process = memory_node({'enabled': True, 'database_path': str(database)}, ros=ros)
     prefix = process.prefix
-    entity = ros.call(srv.AdminEntityAdd, f'{prefix}/admin/entity_add',
+    entity = ros.call(srv.AdminEntityAdd, names.service_name(prefix, names.ADMIN_ENTITY_ADD),
                       srv.AdminEntityAdd.Request(entity_type='person',
                                                  canonical_name='Ada Lovelace'))
     assert entity.success, entity.message
-    added = ros.call(srv.AdminAdd, f'{prefix}/admin/add', srv.AdminAdd.Request(
-        kind='fact', summary='wrote the first program',
-        links=[msg.MemoryLink(entity_id=entity.entity.id, role='subject')]))
+    added = ros.call(srv.AdminAdd, names.service_name(prefix, names.ADMIN_ADD),
+                     srv.AdminAdd.Request(
+                         kind='fact', summary='wrote the first program',
+                         links=[msg.MemoryLink(entity_id=entity.entity.id, role='subject')]))
     assert added.success, added.message
     assert process.stop(sig) == 0
     assert 'Traceback' not in process.output()
@@ -86,7 +88,7 @@ def test_fast_dds_reads_the_shipped_discovery_profile(
         monkeypatch.setenv(name, value)
     process = memory_node({'enabled': True, 'database_path': str(tmp_path / 'memory.sqlite3')},
                           ros=ros)
-    status = ros.call(srv.AdminStatus, f'{process.prefix}/admin/status',
+    status = ros.call(srv.AdminStatus, names.service_name(process.prefix, names.ADMIN_STATUS),
                       srv.AdminStatus.Request())
     assert status.success, status.message
     assert process.stop() == 0

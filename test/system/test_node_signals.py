@@ -19,6 +19,7 @@ from helpers import durability
 from helpers.lifecycle_cli import prepare, set_state
 from helpers.memory_services import create_clients, OBSERVED_TURN_WAIT
 from helpers.rosutil import NodeProcess, unique_namespace
+from mira_memory.client import names
 from mira_memory.core.store import ownership
 import pytest
 
@@ -54,14 +55,14 @@ def test_a_second_memory_node_exits_1_naming_the_owner(ros, memory_node, tmp_pat
     assert files_digest(database) == before
     # The owner never noticed.
     from mira_memory import srv
-    status = ros.call(srv.AdminStatus, f'{owner.prefix}/admin/status')
+    status = ros.call(srv.AdminStatus, names.service_name(owner.prefix, names.ADMIN_STATUS))
     assert (status.success, status.entity_count) == (True, 1)
     assert owner.stop() == 0
 
 
 def _entity_add(prefix, name):
     from mira_memory import srv
-    return (srv.AdminEntityAdd, f'{prefix}/admin/entity_add',
+    return (srv.AdminEntityAdd, names.service_name(prefix, names.ADMIN_ENTITY_ADD),
             srv.AdminEntityAdd.Request(entity_type='person', canonical_name=name))
 
 
@@ -78,7 +79,7 @@ def test_the_managed_node_stops_cleanly_on_a_signal(ros, tmp_path, reached, sig)
                        parameters={'enabled': True, 'database_path': str(database),
                                    'robot_profile': durability.ROBOT_PROFILE,
                                    **OBSERVED_TURN_WAIT})
-    prefix = f'{namespace}/memory'
+    prefix = names.memory_node_name(namespace)
     try:
         create_clients(ros, prefix)
         prepare(ros, prefix)

@@ -16,6 +16,7 @@ from helpers.action_goals import finish
 from helpers.diagnostics_util import diagnostics, values
 from mira_memory import srv
 from mira_memory.action import Backup, Export
+from mira_memory.client import names
 from mira_memory.core.store import MemoryStore
 import pytest
 
@@ -41,7 +42,7 @@ def test_the_node_creates_every_file_0600_and_its_directories_0700(memory_node, 
     database = tmp_path / 'new' / 'nested' / 'memory.sqlite3'
     with umask(0o022):
         node = memory_node({**PARAMETERS, 'database_path': str(database)}, ros=ros)
-    added = ros.call(srv.AdminEntityAdd, f'{node.prefix}/admin/entity_add',
+    added = ros.call(srv.AdminEntityAdd, names.service_name(node.prefix, names.ADMIN_ENTITY_ADD),
                      srv.AdminEntityAdd.Request(entity_type='person', canonical_name='Ada'))
     assert added.success, added.message
     assert {path.name: oct(mode(path)) for path in (tmp_path / 'new', database.parent)} == {
@@ -89,7 +90,7 @@ def test_a_database_readable_by_others_is_served_with_a_warning(memory_node, ros
     database.chmod(0o644)
     node = memory_node({**PARAMETERS, 'database_path': str(database)}, ros=ros)
     # Served: the operator chose the mode.
-    status = ros.call(srv.AdminStatus, f'{node.prefix}/admin/status')
+    status = ros.call(srv.AdminStatus, names.service_name(node.prefix, names.ADMIN_STATUS))
     assert status.success and status.enabled
     warned = diagnostics(ros, str(database), lambda status: status.level == status.WARN)
     assert 'accessible to other users (mode 0644)' in warned.message

@@ -23,6 +23,7 @@ from helpers.memory_services import MemoryServices, remember_request
 from helpers.raw_scan import raw_hits
 from helpers.review_cases import GHENT, HEDGED, LEUVEN, UNKNOWN
 from helpers.rosutil import executable, unique_namespace, write_params_file
+from mira_memory.client import names
 from mira_memory.core.admission.rules import Proposal, TurnContext
 from mira_memory.simulation import processes
 import pytest
@@ -287,7 +288,7 @@ def test_a_kill_between_supersedes_retire_and_write_loses_nothing(ros, memory_no
                                       'robot_profile': PROFILE})],
         tmp_path / 'crash_point_node.log', name='crash_point_node')
     try:
-        crashing.prefix = f'{namespace}/memory'
+        crashing.prefix = names.memory_node_name(namespace)
         supersede = console_process(crashing, tmp_path / 'console.log', 'supersede', 'P1')
         deadline = time.monotonic() + DEADLINE_S
         while not marker.exists():

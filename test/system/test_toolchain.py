@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 """The toolchain is real: generated interfaces, an installed node, DDS between processes."""
 
+from mira_memory.client import names
 import pytest
 
 pytestmark = pytest.mark.ros
@@ -34,6 +35,6 @@ def test_service_call_between_two_processes(ros, memory_node):
     # test process is the client, so the call crosses DDS on loopback.
     from mira_memory.srv import AdminStatus
     node = memory_node({'enabled': False}, ros=ros)
-    response = ros.call(AdminStatus, f'{node.prefix}/admin/status')
+    response = ros.call(AdminStatus, names.service_name(node.prefix, names.ADMIN_STATUS))
     assert response.success and not response.enabled
     assert node.process.pid is not None and node.process.poll() is None

@@ -17,7 +17,7 @@ import xml.etree.ElementTree as ET
 import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
-PYTHON_DIRS = ('mira_memory', 'test', 'launch', 'bench', 'scripts', 'tools')
+PYTHON_DIRS = ('mira_memory', 'test', 'launch', 'bench', 'scripts', 'tools', 'docs')
 SPDX = '# SPDX-License-Identifier: Apache-2.0'
 SKIPPED_PARTS = {'__pycache__', 'cache', 'results'}  # bench/cache holds GB-sized stores
 SHEBANG = b'#!/usr/bin/env python3'

@@ -1,0 +1,128 @@
+# SPDX-License-Identifier: Apache-2.0
+"""
+One long job (backup, export, verify) of the memory node, as a goal of its action.
+
+MemoryClient.start_job() returns a Job once the node accepted the goal;
+wait() spins until the result (as long as the action server stays in
+sight, with no fixed limit: a backup of a large file takes what it takes),
+cancel() asks the node to stop and returns what it says was left behind.
+"""
+
+from dataclasses import dataclass
+import time
+import uuid
+
+from action_msgs.msg import GoalStatus
+
+SPIN_STEP_SEC = 0.1
+# How long the action server may be out of sight before a job is given up.
+SERVER_GONE_SEC = 10.0
+# How long a cancel may take to be answered (the node stops a job within 1 s).
+CANCEL_WAIT_SEC = 30.0
+
+_STATUS_WORDS = {
+    GoalStatus.STATUS_SUCCEEDED: 'succeeded',
+    GoalStatus.STATUS_CANCELED: 'canceled',
+    GoalStatus.STATUS_ABORTED: 'aborted',
+}
+
+
+class JobError(Exception):
+    """The goal could not be sent, or its result not received (one line)."""
+
+
+@dataclass(frozen=True)
+class JobResult:
+    """
+    How a job ended.
+
+    status: 'succeeded', 'canceled' or 'aborted'; result: the action's
+    Result message (success, error_code, message and the job's figures:
+    Backup/Export: path, bytes, counts; Verify: the findings).
+    """
+
+    goal_id: str
+    status: str
+    result: object
+
+    @property
+    def succeeded(self):
+        return self.status == 'succeeded' and self.result.success
+
+
+def goal_id_text(goal_id):
+    """Return a goal id (unique_identifier_msgs/UUID) as text."""
+    return str(uuid.UUID(bytes=bytes(goal_id.uuid)))
+
+
+class Job:
+    """A goal sent to one of the memory node's actions (see MemoryClient.start_job)."""
+
+    def __init__(self, memory, action_client, name, goal, on_progress=None):
+        self._memory = memory
+        self._client = action_client
+        self.name = name
+        self._goal = goal
+        self._on_progress = on_progress
+        self.handle = None
+        self._result = None
+
+    @property
+    def goal_id(self):
+        return goal_id_text(self.handle.goal_id)
+
+    def _spin_until(self, condition, deadline, failure):
+        while not condition():
+            if time.monotonic() > deadline:
+                raise JobError(failure)
+            self._memory.executor.spin_once(timeout_sec=SPIN_STEP_SEC)
+
+    def send(self, deadline):
+        """Send the goal; return once the node accepted it, else raise JobError."""
+        self._spin_until(self._client.server_is_ready, deadline,
+                         f'no memory node offers the {self.name} action at '
+                         f'{self._memory.memory_node.rstrip("/")}/admin/{self.name}')
+        feedback = None if self._on_progress is None else self._feedback
+        sending = self._client.send_goal_async(self._goal, feedback_callback=feedback)
+        self._spin_until(sending.done, deadline, f'the node did not accept the {self.name} goal')
+        self.handle = sending.result()
+        if not self.handle.accepted:
+            raise JobError(f'the memory node rejected the {self.name} goal')
+        self._result = self.handle.get_result_async()
+
+    def _feedback(self, message):
+        self._on_progress(message.feedback)
+
+    def done(self):
+        """Return True once the job ended (its result is in)."""
+        return self._result.done()
+
+    def spin(self, seconds):
+        """Spin for a while: feedback reaches on_progress, the result may come."""
+        deadline = time.monotonic() + seconds
+        while not self._result.done() and time.monotonic() < deadline:
+            self._memory.executor.spin_once(
+                timeout_sec=min(SPIN_STEP_SEC, max(deadline - time.monotonic(), 0.0)))
+
+    def wait(self):
+        """Spin until the job ends; return its JobResult. Raise JobError if the node goes away."""
+        gone_since = None
+        while not self._result.done():
+            self._memory.executor.spin_once(timeout_sec=SPIN_STEP_SEC)
+            if self._client.server_is_ready():
+                gone_since = None
+            elif gone_since is None:
+                gone_since = time.monotonic()
+            elif time.monotonic() - gone_since > SERVER_GONE_SEC:
+                raise JobError(f'the memory node went away while the {self.name} ran')
+        answer = self._result.result()
+        return JobResult(self.goal_id, _STATUS_WORDS.get(answer.status, str(answer.status)),
+                         answer.result)
+
+    def cancel(self, timeout=CANCEL_WAIT_SEC):
+        """Ask the node to stop the job; return its JobResult (what was left behind)."""
+        deadline = time.monotonic() + timeout
+        canceling = self.handle.cancel_goal_async()
+        self._spin_until(canceling.done, deadline, 'no answer to the cancel request')
+        self._spin_until(self._result.done, deadline, 'no result after the cancel request')
+        return self.wait()
