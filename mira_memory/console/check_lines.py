@@ -29,7 +29,9 @@ def _recall(response):
     # Imported here: the other commands need none of cognition's tool schemas.
     from mira_memory.cognition.tools import recall_result_text
     text = recall_result_text(response.status, response.reason, response.text)
-    return (EXIT_FAILED if response.status in RECALL_FAILURES else EXIT_OK), [text]
+    # One printed line per line of the text (the console escapes what is
+    # inside a line, never the line breaks cognition hands the model).
+    return (EXIT_FAILED if response.status in RECALL_FAILURES else EXIT_OK), text.splitlines()
 
 
 def _check(response):

@@ -252,14 +252,14 @@ class MemoryServing:
             ('pending_max_per_minute', keep.DEFAULT_MAX_PER_MINUTE,
              'New refused proposals kept for review in any minute at most (1 to '
              f'{keep.MAX_ITEMS_LIMIT}); more are not kept.'),
+            ('pending_max_age_days', keep.DEFAULT_MAX_AGE_DAYS,
+             'A refused proposal kept for review expires after this many days '
+             f'(at most {keep.MAX_AGE_DAYS_LIMIT:g}).'),
             ('admin_output_dirs', '',
              'Directories where backup and export may write, separated by ":" (absolute, '
              '~ expanded; missing ones are created 0700). Empty: one directory beside the '
              'database, <database name without suffix>-copies. A target elsewhere is '
              'refused (outside_output_dirs), --force included.'),
-            ('pending_max_age_days', keep.DEFAULT_MAX_AGE_DAYS,
-             'A refused proposal kept for review expires after this many days '
-             f'(at most {keep.MAX_AGE_DAYS_LIMIT:g}).'),
         ))
         replication.declare_parameters(self)
         parameters.declare(

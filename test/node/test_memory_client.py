@@ -109,8 +109,13 @@ def test_review_reads(memory):
     assert memory.jobs().success
 
 
-def test_backup_job_returns_a_typed_result(memory, shared_memory_node, tmp_path):
-    target = tmp_path / 'copy.sqlite3'
+def _copies(node):
+    # The node's default output directory, beside its database (admin_output_dirs).
+    return node.database_path.parent / 'memory-copies'
+
+
+def test_backup_job_returns_a_typed_result(memory, shared_memory_node):
+    target = _copies(shared_memory_node) / 'copy.sqlite3'
     progress = []
     result = memory.backup(str(target), on_progress=progress.append)
     assert isinstance(result, JobResult)
@@ -122,12 +127,14 @@ def test_backup_job_returns_a_typed_result(memory, shared_memory_node, tmp_path)
     assert all(feedback.items_done <= feedback.items_total for feedback in progress)
 
 
-def test_a_refused_job_says_why(memory, tmp_path):
-    target = tmp_path / 'exists.sqlite3'
+def test_a_refused_job_says_why(memory, shared_memory_node, tmp_path):
+    target = _copies(shared_memory_node) / 'exists.sqlite3'
     target.write_bytes(b'')
     result = memory.backup(str(target))
     assert not result.succeeded
     assert result.result.error_code == 'exists'
+    elsewhere = memory.backup(str(tmp_path / 'elsewhere.sqlite3'))
+    assert (elsewhere.succeeded, elsewhere.result.error_code) == (False, 'outside_output_dirs')
 
 
 def test_a_limited_client_has_no_other_client(client_node, shared_memory_node):

@@ -26,10 +26,11 @@ def _run_example(*args):
 
 def test_the_client_example_runs_against_a_real_node(ros, memory_node, tmp_path):
     database = tmp_path / 'memory.sqlite3'
-    node = memory_node({'enabled': True, 'database_path': str(database),
-                        'robot_profile': 'Mira'}, ros=ros)
+    # Backups go to one of the node's output directories (admin_output_dirs).
     backups = tmp_path / 'backups'
     backups.mkdir()
+    node = memory_node({'enabled': True, 'database_path': str(database),
+                        'robot_profile': 'Mira', 'admin_output_dirs': str(backups)}, ros=ros)
 
     first = _run_example('--namespace', node.namespace, '--backup-dir', str(backups))
     assert first.returncode == 0, first.stdout + first.stderr

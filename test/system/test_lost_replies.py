@@ -123,8 +123,11 @@ def test_cognition_gets_the_first_answer_when_the_replies_are_lost(ros, tmp_path
     # The memory node answered the first request of each; that reply was lost.
     assert proxy.lines('dropped ') == [
         'dropped recall_memory 1: found', 'dropped remember 1: applied'], logs()
-    assert proxy.lines('answered ') == [
-        'answered recall_memory 2: found', 'answered remember 2: applied'], logs()
+    # The second request of each was answered (on a loaded machine that
+    # reply can come after its share of the deadline, and a third is sent).
+    answered = proxy.lines('answered ')
+    assert {'answered recall_memory 2: found', 'answered remember 2: applied'} <= set(
+        answered), logs()
     recall, remember = [message for message in results
                         if message.outcome != ToolResult.OUTCOME_TURN_COMPLETE]
     assert (recall.tool, recall.outcome) == ('recall_memory', 'found'), recall
@@ -133,4 +136,7 @@ def test_cognition_gets_the_first_answer_when_the_replies_are_lost(ros, tmp_path
         'remember', 'applied/created', 'MEM1')
     assert marker().text == 'assistant: stored MEM1'
     assert status.memory_count == 1
-    assert cognition_log.count(REMEMBER_RESENT) == 2, cognition_log
+    # Each call was sent again at least once (recall and remember).
+    assert cognition_log.count(REMEMBER_RESENT) >= 2, cognition_log
+    assert 'recall_memory got no reply' in cognition_log, cognition_log
+    assert 'remember got no reply' in cognition_log, cognition_log

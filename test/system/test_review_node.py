@@ -100,7 +100,9 @@ def test_a_refused_statement_is_accepted(ros, memory_node, tmp_path, console_mem
                                '"Maybe Ada Lovelace prefers green tea."')
     shown = ok(console, 'pending', 'show', 'P1').splitlines()
     assert shown[0] == 'P1' and shown[2] == '  refused:      evidence_not_in_utterance (10)'
-    assert shown[4] == '  utterance:    "Maybe Ada Lovelace prefers green tea."'
+    assert shown[4] == ('  decided by:   hedge "Maybe" at characters 0-5, reach sentence, '
+                        'both ways, governs "Ada Lovelace prefers green tea"')
+    assert shown[5] == '  utterance:    "Maybe Ada Lovelace prefers green tea."'
     assert shown[-1] == '  now:          still refused: evidence_not_in_utterance (10)'
     out = ok(console, 'accept', 'P1').splitlines()
     assert out[0] == 'accepted P1: created MEM1'

@@ -31,8 +31,10 @@ UNDECLARED = {'openai'}
 PEER_ONLY = {'robotmem'}
 # The test and bench helpers of this repository, imported by module name.
 # The test helpers are one package (test/helpers/); bench modules are flat.
+# The development tools the tests import (tools/*.py) are local too.
 LOCAL = {'helpers'} | {path.stem for path in (ROOT / 'test').glob('*.py')} | {
-    path.stem for path in (ROOT / 'bench').glob('*.py')}
+    path.stem for path in (ROOT / 'bench').glob('*.py')} | {
+    path.stem for path in (ROOT / 'tools').glob('*.py')}
 # Declared without an import statement: the generated interfaces' runtime,
 # the `ros2 launch` command, the launch_testing CMake glue and the pytest
 # runner; the linters are imported by name through pytest.importorskip
