@@ -84,7 +84,7 @@ def test_the_replica_holds_a_prefix_of_the_acknowledged_writes_at_every_cut(
         restored = tmp_path / f'cut-{cut}.sqlite3'
         done = restore(replica_url, restored)
         if done.returncode == 1 and 'failed integrity_check' in done.stderr:
-            # Seen in about 2 of 11 runs, always at a cut after a restart:
+            # Seen in 1 of 11 runs, at a cut after a restart:
             # Litestream 0.5.17, resuming from its own files after a SIGKILL,
             # left a replica whose restore has index entries missing.
             # memory_restore refuses it (never "ready"); the prefix checks
