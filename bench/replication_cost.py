@@ -2,18 +2,26 @@
 """
 What replication costs a remember, and how far the replica lags at a robot's write rate.
 
-Two real memory node processes on fresh databases, one replicating to a
-directory (replica_url file://..., Litestream as its child) and one not.
-Round trip: round robin between the two, each call a new memory (a new
-predicate, so every call commits and syncs); prints p50/p90/p99 of both and
-the ratio. Lag: then, on the replicating node only, one remember every
---interval seconds; each memory's value is a unique token, and the lag of a
-write is the time from its acknowledgement until a new level-0 LTX file in
-the replica holds that token (scanned every 10 ms; LTX pages are LZ4
-compressed, a first occurrence stays literal). Prints lag p50/p99.
+Two real bench memory nodes (bench_node.py: the product's MemoryNode plus
+the empty Trigger floor) on fresh databases, one replicating to a directory
+(replica_url file://..., Litestream as its child) and one not.
+
+Round trip: --rounds rounds of --round-calls calls to each node, the two
+nodes' rounds interleaved ABAB (on, off, off, on, on, off, ...), so load
+that drifts over the run lands on both alike. Each call is the node's
+empty Trigger (the floor: an empty service round trip through the same
+executor) and then a remember of a new memory (a new predicate, so every
+call commits and syncs). Prints p50/p99 of both series per node, the
+on/off ratios of remember and of its excess over the floor, and the load
+average before and after. Lag: then, on the replicating node only, one
+remember every --interval seconds; each memory's value is a unique token,
+and the lag of a write is the time from its acknowledgement until a new
+level-0 LTX file in the replica holds that token (scanned every 10 ms; LTX
+pages are LZ4 compressed, a first occurrence stays literal). Prints lag
+p50/p99.
 
     . .work/jazzy/env.sh
-    ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST ROS_DOMAIN_ID=71 python bench/replication_cost.py
+    cd bench && ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST ROS_DOMAIN_ID=71 python replication_cost.py
 """
 
 import argparse
@@ -25,22 +33,26 @@ import tempfile
 import time
 
 from mira_memory.msg import OperatorUtterance
-from mira_memory.simulation import nodes, processes
+from mira_memory.simulation import processes
 from mira_memory.srv import AdminEntityAdd, Remember
 import rclpy
 from rclpy.context import Context
 from rclpy.executors import SingleThreadedExecutor
 import report
+from std_srvs.srv import Trigger
 import workload
 
+BENCH_DIR = pathlib.Path(__file__).resolve().parent
 TIMEOUT_S = 10.0
 LAG_TIMEOUT_S = 30.0
+LABELS = ('replication on', 'replication off')
 
 
 def start_node(directory, namespace, replica):
     extra = ['-p', f'replica_url:={replica.as_uri()}'] if replica else []
     return processes.Process(
-        [nodes.executable_path('memory_node'), '--ros-args', '-r', f'__ns:={namespace}',
+        [sys.executable, str(BENCH_DIR / 'bench_node.py'), '--ros-args',
+         '-r', f'__ns:={namespace}',
          '-p', 'enabled:=true', '-p', f'database_path:={directory}/memory.sqlite3',
          '-p', 'robot_profile:=Mira', *extra],
         pathlib.Path(directory) / 'memory_node.log', name='memory_node')
@@ -59,10 +71,12 @@ class Target:
 
     def __init__(self, node, executor, namespace):
         self.remember = node.create_client(Remember, f'{namespace}/memory/remember')
+        self.floor = node.create_client(
+            Trigger, workload.service_names(f'{namespace}/memory')['trigger'])
         entity_add = node.create_client(AdminEntityAdd, f'{namespace}/memory/admin/entity_add')
         self.publisher = node.create_publisher(
             OperatorUtterance, f'{namespace}/operator/utterance', 100)
-        for client in (self.remember, entity_add):
+        for client in (self.remember, self.floor, entity_add):
             if not client.wait_for_service(timeout_sec=60.0):
                 raise RuntimeError(f'{client.srv_name} is not available')
         _, added = workload.call(executor, entity_add, AdminEntityAdd.Request(
@@ -74,6 +88,12 @@ class Target:
             if time.monotonic() > deadline:
                 raise RuntimeError('the memory node does not subscribe to operator turns')
             executor.spin_once(timeout_sec=0.01)
+
+    def call_floor(self, executor):
+        elapsed, response = workload.call(executor, self.floor, Trigger.Request(), TIMEOUT_S)
+        if response is None:
+            raise RuntimeError('the floor did not answer')
+        return elapsed
 
     def call(self, executor, number, token):
         request = remember_request(number, token)
@@ -96,10 +116,32 @@ def replicated_at(replica, token, seen):
     return False
 
 
+def print_round_trips(targets, args, load_before, load_after):
+    """Print p50/p99 of the floor and remember per node, and the on/off ratios."""
+    summaries = {}
+    for label, (_, samples, outcomes) in targets.items():
+        floor = report.latency_summary(samples['floor'])
+        remember = report.latency_summary(samples['remember'])
+        summaries[label] = floor, remember
+        print(f'{label:15}  floor p50 {floor["p50_ms"]:.3f} ms  p99 {floor["p99_ms"]:.3f} ms'
+              f'   remember p50 {remember["p50_ms"]:.3f} ms  p99 {remember["p99_ms"]:.3f} ms'
+              f'  outcomes {outcomes}')
+    (on_floor, on), (off_floor, off) = summaries['replication on'], summaries['replication off']
+    print(f'on/off remember: p50 {on["p50_ms"] / off["p50_ms"]:.2f}x, '
+          f'p99 {on["p99_ms"] / off["p99_ms"]:.2f}x; over the floor (p50): '
+          f'{(on["p50_ms"] - on_floor["p50_ms"]) / (off["p50_ms"] - off_floor["p50_ms"]):.2f}x'
+          f' ({args.rounds} rounds of {args.round_calls} calls each, ABAB)')
+    print('load average (1, 5, 15 min): before ' + ' '.join(f'{v:.1f}' for v in load_before)
+          + ', after ' + ' '.join(f'{v:.1f}' for v in load_after))
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0].strip())
-    parser.add_argument('--calls', type=int, default=500)
-    parser.add_argument('--warmup', type=int, default=20)
+    parser.add_argument('--rounds', type=int, default=20,
+                        help='measured rounds per node (interleaved ABAB)')
+    parser.add_argument('--round-calls', type=int, default=25,
+                        help='floor + remember calls per round')
+    parser.add_argument('--warmup-rounds', type=int, default=2)
     parser.add_argument('--lag-writes', type=int, default=30)
     parser.add_argument('--interval', type=float, default=1.0,
                         help='seconds between writes in the lag run (a robot: about 1)')
@@ -113,28 +155,31 @@ def main(argv=None):
     started, targets = [], {}
     replica = None
     try:
-        for label in ('replication on', 'replication off'):
+        for label in LABELS:
             directory = pathlib.Path(tempfile.mkdtemp(prefix='mira_bench_replication_'))
             namespace = f'/replication_bench_{os.getpid()}_{len(targets)}'
             if label == 'replication on':
                 replica = directory / 'replica'
             started.append(start_node(directory, namespace, replica if not targets else None))
-            targets[label] = (Target(node, executor, namespace), [], {})
-        for number in range(args.warmup + args.calls):
-            for label, (target, samples, outcomes) in targets.items():
-                elapsed, outcome = target.call(executor, number, f'rt{number}')
-                if number >= args.warmup:
-                    outcomes[outcome] = outcomes.get(outcome, 0) + 1
-                    samples.append(elapsed)
-        summaries = {}
-        for label, (_, samples, outcomes) in targets.items():
-            summaries[label] = report.latency_summary(samples)
-            print(f'{label:15}  p50 {summaries[label]["p50_ms"]:.3f} ms  '
-                  f'p90 {summaries[label]["p90_ms"]:.3f} ms  '
-                  f'p99 {summaries[label]["p99_ms"]:.3f} ms  outcomes {outcomes}')
-        on, off = summaries['replication on'], summaries['replication off']
-        print(f'on/off: p50 {on["p50_ms"] / off["p50_ms"]:.2f}x, '
-              f'p99 {on["p99_ms"] / off["p99_ms"]:.2f}x ({args.calls} calls each)')
+            targets[label] = (Target(node, executor, namespace),
+                              {'floor': [], 'remember': []}, {})
+        load_before = os.getloadavg()
+        number = 0
+        for round_index in range(args.warmup_rounds + args.rounds):
+            # ABAB: on, off, off, on, on, off, ...
+            order = LABELS if round_index % 2 == 0 else LABELS[::-1]
+            for label in order:
+                target, samples, outcomes = targets[label]
+                for _ in range(args.round_calls):
+                    floor = target.call_floor(executor)
+                    elapsed, outcome = target.call(executor, number, f'rt{number}')
+                    number += 1
+                    if round_index >= args.warmup_rounds:
+                        outcomes[outcome] = outcomes.get(outcome, 0) + 1
+                        samples['floor'].append(floor)
+                        samples['remember'].append(elapsed)
+        load_after = os.getloadavg()
+        print_round_trips(targets, args, load_before, load_after)
 
         target = targets['replication on'][0]
         lags, seen = [], {}

@@ -9,10 +9,16 @@ Off-robot replication with Litestream, through real memory node processes.
   directory deleted) and memory_restore brings the database back onto a new
   path: every write acknowledged more than the stated lag before the loss is
   there, none is partial, the ids are the node's, integrity and verify pass.
+- memory_restore --timestamp between two known writes: the earlier is
+  there, the later is not.
 - Litestream killed while the node serves: no local write is lost, the
   supervisor restarts it, /diagnostics says ERROR and then OK again, and the
   replica catches up; a replica directory that disappears at run time
   blocks no write and the replica catches up when it is back.
+- A forget while the replica directory is unreachable, then the node is
+  killed: the next start wipes the replica (a marker beside the database
+  remembers the wipe is owed) before Litestream replicates, and removes
+  the killed node's configuration directory.
 - A malformed replica_url and a replica that cannot be written: start-up
   fails with one ERROR line and no database file is created.
 - An sftp replica on an sshd started here on 127.0.0.1 with throwaway keys:
@@ -23,63 +29,28 @@ Off-robot replication with Litestream, through real memory node processes.
 """
 
 import contextlib
+import datetime
 import os
 import pathlib
 import shutil
 import signal
 import socket
 import subprocess
+import tempfile
 import time
 
-from helpers import diagnostics_util, durability
+from helpers import durability
 from helpers.lifecycle_cli import prepare, set_state
-from helpers.memory_services import create_clients, OBSERVED_TURN_WAIT, remember_request
-from helpers.rosutil import executable, NodeProcess, unique_namespace
-from mira_memory import srv
+from helpers.memory_services import remember_request
+from helpers.replication import (
+    CANARY, litestream_pid, raw_hits, replica_files, ReplicatedWorkload, restore,
+    STATED_FORGET_DELAY_SEC, STATED_LAG_SEC, wait_for_hits)
 from mira_memory.core.admission.rules import Proposal, TurnContext
 from mira_memory.core.replication.supervisor import meta_directory
 import pytest
 
 pytestmark = pytest.mark.ros
-
-# docs/storage.md#replication-and-restore states both bounds.
-STATED_LAG_SEC = 5.0
-STATED_FORGET_DELAY_SEC = 60.0
-CANARY = ('Quorvex Zimbalist', 'glorpberry', 'wuzzleton')
 SSHD = pathlib.Path('/usr/sbin/sshd')
-
-
-class ReplicatedWorkload(durability.Workload):
-    """durability.Workload with replication parameters on every node it starts."""
-
-    def __init__(self, *args, replication, **kwargs):
-        super().__init__(*args, **kwargs)
-        self.replication = replication
-
-    def start(self, wait=True):
-        namespace = unique_namespace('r')
-        self.node = NodeProcess(
-            self.executable, namespace=namespace, directory=self.directory,
-            parameters={'enabled': True, 'database_path': str(self.database),
-                        'robot_profile': durability.ROBOT_PROFILE, **OBSERVED_TURN_WAIT,
-                        'diagnostics_period_sec': 0.5, **self.replication})
-        self.prefix = f'{namespace}/memory'
-        create_clients(self.ros, self.prefix)
-        if wait:
-            if not self.ros.wait_for_service(srv.AdminStatus, f'{self.prefix}/admin/status',
-                                             timeout=durability.START_TIMEOUT):
-                raise AssertionError(self.node.describe('never offered admin/status'))
-            self._serving()
-
-    def status(self, until, timeout=30.0):
-        """Return the node's first /diagnostics values for which until(level, values) holds."""
-        levels = {0: 'OK', 1: 'WARN', 2: 'ERROR', 3: 'STALE'}
-
-        def accepted(status):
-            return until(levels[status.level[0] if isinstance(status.level, bytes)
-                                else status.level], diagnostics_util.values(status))
-        status = diagnostics_util.diagnostics(self.ros, str(self.database), accepted, timeout)
-        return diagnostics_util.values(status)
 
 
 @pytest.fixture
@@ -97,46 +68,6 @@ def workloads(ros, tmp_path):
             workload.stop(signal.SIGKILL)
 
 
-def replica_files(*directories):
-    return [path for directory in directories for path in pathlib.Path(directory).rglob('*')
-            if path.is_file()]
-
-
-def raw_hits(files, secrets):
-    """Return (file, secret) for every secret found in any of files, in any case."""
-    hits = []
-    for path in files:
-        data = path.read_bytes()
-        for secret in secrets:
-            if any(form.encode() in data for form in {secret, secret.lower(), secret.upper()}):
-                hits.append((str(path), secret))
-    return hits
-
-
-def wait_for_hits(files, secrets):
-    """Wait (up to the stated lag, twice) until every secret is found in files()."""
-    deadline = time.monotonic() + 2 * STATED_LAG_SEC
-    while {secret for _, secret in raw_hits(files(), secrets)} != set(secrets):
-        assert time.monotonic() < deadline, ('the canary never reached the replica',
-                                             raw_hits(files(), secrets))
-        time.sleep(0.2)
-
-
-def litestream_pid(node_pid):
-    """Return the pid of the node's litestream child, or None."""
-    for entry in pathlib.Path('/proc').iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            fields = (entry / 'stat').read_text().rsplit(')', 1)[1].split()
-            comm = (entry / 'comm').read_text().strip()
-        except OSError:
-            continue
-        if int(fields[1]) == node_pid and comm == 'litestream':
-            return int(entry.name)
-    return None
-
-
 def canary_writes(workload):
     """Write an entity, a memory and a pending item that hold the canary texts; return the ENT."""
     services = workload.services
@@ -152,12 +83,6 @@ def canary_writes(workload):
     assert response.pending_review, response
     assert services.admin('status').pending_count == 1, response
     return entity_id
-
-
-def restore(replica_url, to_path, *extra):
-    return subprocess.run([executable('memory_restore'), '--from', replica_url,
-                           '--to', str(to_path), *extra],
-                          capture_output=True, text=True, timeout=120, check=False)
 
 
 def check_restored(database, events, lost_at_ns):
@@ -234,6 +159,101 @@ def test_directory_replica_forget_then_loss_and_restore(workloads, tmp_path):
         f'forget answered in {answered:.2f} s; its text left the replica after {waited:.1f} s',
         f'restored: {writes.checked} acknowledged writes checked, '
         f'{len(writes.lost)} within the last {STATED_LAG_SEC:g} s not replicated'])
+
+
+def work_directories(pid):
+    """Return the node's Litestream configuration directories (core/replication/supervisor.py)."""
+    return sorted(pathlib.Path(tempfile.gettempdir()).glob(f'mira-replication-{pid}-*'))
+
+
+def test_forget_owed_to_an_unreachable_replica_is_wiped_at_the_next_start(
+        workloads, tmp_path):
+    replica = tmp_path / 'replica'
+    workload = workloads('robot', replica_url=replica.as_uri())
+    workload.start()
+    for name in durability.SUBJECTS:
+        durability.done(workload.entity(name))
+    entity_id = canary_writes(workload)
+    workload.status(lambda level, values: values['replication'] == 'in sync'
+                    and int(values['replica txid']) > 0)
+    wait_for_hits(lambda: replica_files(replica), CANARY)
+
+    # The replica's directory is unreachable (a file in its place) when the forget comes.
+    away = tmp_path / 'replica.away'
+    replica.rename(away)
+    replica.write_text('not a directory\n')
+    forget = workload.services.admin('forget', target=entity_id, confirm=True)
+    assert forget.success and forget.applied, forget
+    owed = workload.status(lambda level, values: level == 'ERROR'
+                           and 'forget has not reached' in values.get('replica error', ''))
+    assert owed['replication'] != 'in sync', owed
+    # Killed with the wipe owed: nothing the node does at exit can help.
+    killed_pid = workload.node.process.pid
+    assert work_directories(killed_pid), 'no configuration directory for the node'
+    workload.stop(signal.SIGKILL)
+    assert work_directories(killed_pid), 'SIGKILL left no configuration directory to clean'
+
+    replica.unlink()
+    away.rename(replica)
+    assert raw_hits(replica_files(replica), CANARY), 'the replica never held the canary'
+    started = time.monotonic()
+    workload.start()
+    meta = meta_directory(workload.database)
+    while True:
+        hits = raw_hits(replica_files(replica, meta) + [workload.database], CANARY)
+        waited = time.monotonic() - started
+        if not hits or waited > STATED_FORGET_DELAY_SEC:
+            break
+        time.sleep(0.2)
+    assert hits == [], f'{waited:.0f} s after the start the forgotten text is still in {hits}'
+    assert work_directories(killed_pid) == [], "the killed node's directory is still there"
+    # Replication goes on after the wipe, from a new snapshot.
+    durability.done(workload.remember())
+    workload.status(lambda level, values: level == 'OK' and values['replication'] == 'in sync'
+                    and int(values['replica txid']) > 0)
+    workload.stop()
+    durability.report('replication_owed_wipe', [
+        f'a forget owed to an unreachable replica, node killed: wiped {waited:.1f} s '
+        'after the next start'])
+
+
+def test_restore_to_a_timestamp_between_two_writes(workloads, tmp_path):
+    replica = tmp_path / 'replica'
+    workload = workloads('robot', replica_url=replica.as_uri())
+    workload.start()
+    for name in durability.SUBJECTS:
+        durability.done(workload.entity(name))
+    earlier = [durability.done(workload.remember()) for _ in range(3)]
+    workload.status(lambda level, values: values['replication'] == 'in sync'
+                    and int(values['replica txid']) > 0)
+    # Litestream resolves --timestamp by its files' times, to the second: a
+    # clear second either side of the point.
+    time.sleep(1.5)
+    point_ns = time.monotonic_ns()
+    point = datetime.datetime.now(datetime.timezone.utc).replace(microsecond=0)
+    time.sleep(1.5)
+    later = [durability.done(workload.remember()) for _ in range(3)]
+    workload.status(lambda level, values: values['replication'] == 'in sync'
+                    and int(values['replica txid']) > 0)
+    workload.stop()
+
+    timestamp = point.isoformat().replace('+00:00', 'Z')
+    at_point = tmp_path / 'at-point.sqlite3'
+    done = restore(replica.as_uri(), at_point, '--timestamp', timestamp)
+    assert done.returncode == 0, done.stderr
+    assert 'integrity_check: ok' in done.stdout and 'ready:' in done.stdout, done.stdout
+    reopened = durability.reopen(at_point)
+    assert not reopened.problems, reopened.problems
+    writes = durability.check_writes(reopened, workload.events, before_ns=point_ns)
+    assert writes.lost == [] and writes.partial == [], (timestamp, writes)
+    earlier_ids = {event.detail['memory_id'] for event in earlier}
+    later_ids = {event.detail['memory_id'] for event in later}
+    assert earlier_ids <= set(reopened.memories), (timestamp, sorted(reopened.memories))
+    assert not later_ids & set(reopened.memories), (timestamp, sorted(reopened.memories))
+    # Without --timestamp the later writes are there too.
+    latest = tmp_path / 'latest.sqlite3'
+    assert restore(replica.as_uri(), latest).returncode == 0
+    assert later_ids <= set(durability.reopen(latest).memories)
 
 
 def test_litestream_killed_and_replica_gone_block_no_write(workloads, tmp_path):

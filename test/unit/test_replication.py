@@ -8,7 +8,10 @@ test/system/test_replication.py.
 
 import json
 import os
+import pathlib
 import stat
+import subprocess
+import tempfile
 import time
 
 from mira_memory.core.replication import status, supervisor, target
@@ -144,6 +147,9 @@ class Logger:
     def info(self, line):
         self.lines.append(('INFO', line))
 
+    def warning(self, line):
+        self.lines.append(('WARN', line))
+
     def error(self, line):
         self.lines.append(('ERROR', line))
 
@@ -194,3 +200,57 @@ def test_litestream_that_exits_is_restarted_and_reported(tmp_path):
     assert level == 'ERROR' and 'litestream exited with status 3' in message
     assert ('ERROR', 'replication: litestream exited with status 3 (cannot open database); '
                      'restarting in 1 s') in logger.lines
+
+
+def test_a_wipe_owed_at_close_is_done_at_the_next_start_before_litestream(tmp_path):
+    database = tmp_path / 'memory.sqlite3'
+    replica = tmp_path / 'replica'
+    (replica / 'ltx' / '0').mkdir(parents=True)
+    (replica / 'ltx' / '0' / '0000000000000001-0000000000000001.ltx').write_bytes(b'secret')
+    away = tmp_path / 'replica.away'
+    # Litestream says whether the replica still held the text when it started.
+    binary = _fake_litestream(
+        tmp_path, f'if [ -e {replica}/ltx ]; then echo dirty >> {tmp_path}/starts; '
+                  f'else echo clean >> {tmp_path}/starts; fi; exec sleep 600')
+    first = supervisor.Supervisor(target.parse(replica.as_uri()), database, Logger(), binary)
+    first.start()
+    _wait(lambda: first.status.running)
+    replica.rename(away)
+    replica.write_text('not a directory')  # unreachable: the wipe cannot be done
+    with first.wal_truncation():
+        pass
+    first.close()
+    marker = supervisor.owed_wipe_marker(database)
+    assert stat.S_IMODE(os.stat(marker).st_mode) == 0o600
+
+    replica.unlink()
+    away.rename(replica)
+    logger = Logger()
+    second = supervisor.Supervisor(target.parse(replica.as_uri()), database, logger, binary)
+    assert second.status.report()[2][1] == ('replication', 'wiping the replica after a forget')
+    second.start()
+    try:
+        _wait(lambda: second.status.running)
+    finally:
+        second.close()
+    assert (tmp_path / 'starts').read_text().split() == ['dirty', 'clean']
+    assert not (replica / 'ltx').exists() and not marker.exists()
+    assert any(level == 'WARN' and 'has not reached' in line for level, line in logger.lines)
+
+
+def test_configuration_directories_of_dead_nodes_are_removed(tmp_path):
+    gone = subprocess.Popen(['true'])
+    gone.wait()
+    temp = pathlib.Path(tempfile.gettempdir())
+    stale = temp / f'mira-replication-{gone.pid}-test'
+    stale.mkdir()
+    (stale / 'litestream.yml').write_text('dbs: []\n')
+    live = pathlib.Path(tempfile.mkdtemp(prefix=f'mira-replication-{os.getpid()}-'))
+    try:
+        replicator = supervisor.Supervisor(target.parse((tmp_path / 'replica').as_uri()),
+                                           tmp_path / 'memory.sqlite3', Logger(), '/bin/false')
+        replicator.close()
+        assert not stale.exists()
+        assert live.is_dir()
+    finally:
+        live.rmdir()

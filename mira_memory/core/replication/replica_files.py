@@ -65,6 +65,10 @@ def wipe(target, work_dir):
     """Remove every LTX file of the replica; raise ReplicaUnreachable when it cannot."""
     if target.scheme == 'file':
         ltx = pathlib.Path(target.path) / LTX_DIRECTORY
+        # A replica directory that is not there (an unmounted disk, a file in
+        # its place) may hold the text elsewhere later: not wiped, not done.
+        if not pathlib.Path(target.path).is_dir():
+            raise ReplicaUnreachable(f'the replica directory {target.path} is not there')
         try:
             if ltx.exists():
                 shutil.rmtree(ltx)

@@ -22,6 +22,15 @@ of waiting 5 s per attempt), and afterwards the forgotten text is removed
 from every copy Litestream made: its local LTX files and the replica's
 (replica_files.wipe), before it is started again and writes a new snapshot.
 Until that wipe succeeds Litestream stays stopped and /diagnostics says so.
+The wipe owed is durable: a private marker file beside the database
+(owed_wipe_marker) is written before the truncation, so before the forget
+answers, and removed only once the wipe has succeeded. A node that stops (or
+is killed) with the wipe still owed, say while the replica is unreachable,
+finds the marker at its next start and wipes before Litestream replicates.
+
+The configuration directory is /tmp/mira-replication-PID-*; one whose
+node is gone (killed with SIGKILL, so close() never ran) is removed when
+the next Supervisor is made.
 
 Health comes from Litestream's own debug log (JSON lines on its output):
 "replica sync" gives the replica's and the database's transaction ids,
@@ -43,6 +52,7 @@ import time
 
 from mira_memory.core.replication import replica_files
 from mira_memory.core.replication.status import ReplicationStatus
+from mira_memory.core.store import private_files
 
 STOP_TIMEOUT_SEC = 10.0
 BACKOFF_FIRST_SEC = 1.0
@@ -75,6 +85,56 @@ def meta_directory(database_path):
     return path.parent / f'.{path.name}-litestream'
 
 
+def owed_wipe_marker(database_path):
+    """Return the marker file that says a forget's wipe of the replica is still owed."""
+    path = pathlib.Path(database_path)
+    return path.parent / f'.{path.name}-replica-wipe-owed'
+
+
+def _write_marker(path):
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW,
+                 private_files.FILE_MODE)
+    try:
+        os.write(fd, b'a forget has not yet been wiped from the replica\n')
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    private_files.sync_directory(path.parent)
+
+
+def _remove_marker(path):
+    with contextlib.suppress(FileNotFoundError):
+        path.unlink()
+        private_files.sync_directory(path.parent)
+
+
+_WORK_PREFIX = 'mira-replication-'
+
+
+def _alive(pid):
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def remove_stale_work_directories(parent=None):
+    """Remove this user's configuration directories whose node process is gone."""
+    parent = pathlib.Path(parent or tempfile.gettempdir())
+    for entry in parent.glob(f'{_WORK_PREFIX}*'):
+        pid_text = entry.name[len(_WORK_PREFIX):].split('-', 1)[0]
+        try:
+            owner = entry.lstat().st_uid
+        except OSError:
+            continue
+        if (pid_text.isdigit() and owner == os.getuid() and entry.is_dir()
+                and not entry.is_symlink() and not _alive(int(pid_text))):
+            shutil.rmtree(entry, ignore_errors=True)
+
+
 def _die_with_parent():
     # Runs in the child between fork and exec: only async-signal-safe work.
     try:
@@ -92,7 +152,8 @@ class Supervisor:
         self._log = logger
         self._binary = binary or litestream_binary()
         self.status = ReplicationStatus(target.display)
-        self._work = pathlib.Path(tempfile.mkdtemp(prefix='mira-replication-'))
+        remove_stale_work_directories()
+        self._work = pathlib.Path(tempfile.mkdtemp(prefix=f'{_WORK_PREFIX}{os.getpid()}-'))
         self.config_path = self._work / 'litestream.yml'
         fd = os.open(self.config_path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC,
                      0o600)
@@ -102,7 +163,13 @@ class Supervisor:
         self._child = None
         self._want_running = False
         self._paused = 0
-        self._purge_pending = False
+        self._owed_marker = owed_wipe_marker(self.database_path)
+        # A wipe owed by an earlier run runs before Litestream starts.
+        self._purge_pending = self._owed_marker.exists()
+        if self._purge_pending:
+            self.status.purge_requested()
+            self._log.warning('replication: a forget of an earlier run has not reached '
+                              f'{target.display}; wiping it before replicating')
         self._closing = False
         self._thread = None
         self._reader = None  # the thread reading the child's log
@@ -158,6 +225,8 @@ class Supervisor:
             self._cond.notify_all()
             self._wait_child_gone()
         try:
+            # Durable before the forget answers: a stop now still owes the wipe.
+            _write_marker(self._owed_marker)
             yield
         finally:
             with self._cond:
@@ -273,6 +342,7 @@ class Supervisor:
             replica_files.wipe(self.target, self._work)
         finally:
             self._cond.acquire()
+        _remove_marker(self._owed_marker)
         self._purge_pending = False
         self.status.purged()
         self._log.info(f'replication: forgotten text removed from {self.target.display}; '

@@ -1,0 +1,99 @@
+# SPDX-License-Identifier: Apache-2.0
+"""
+Replication test parts: memory nodes with a replica, scans of the replica's raw bytes, restore.
+
+Shared by system/test_replication.py and system/test_replication_cuts.py.
+"""
+
+import pathlib
+import subprocess
+import time
+
+from helpers import diagnostics_util, durability
+from helpers.memory_services import create_clients, OBSERVED_TURN_WAIT
+from helpers.rosutil import executable, NodeProcess, unique_namespace
+from mira_memory import srv
+
+# docs/storage.md#replication-and-restore states both bounds.
+STATED_LAG_SEC = 5.0
+STATED_FORGET_DELAY_SEC = 60.0
+CANARY = ('Quorvex Zimbalist', 'glorpberry', 'wuzzleton')
+
+
+class ReplicatedWorkload(durability.Workload):
+    """durability.Workload with replication parameters on every node it starts."""
+
+    def __init__(self, *args, replication, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.replication = replication
+
+    def start(self, wait=True):
+        namespace = unique_namespace('r')
+        self.node = NodeProcess(
+            self.executable, namespace=namespace, directory=self.directory,
+            parameters={'enabled': True, 'database_path': str(self.database),
+                        'robot_profile': durability.ROBOT_PROFILE, **OBSERVED_TURN_WAIT,
+                        'diagnostics_period_sec': 0.5, **self.replication})
+        self.prefix = f'{namespace}/memory'
+        create_clients(self.ros, self.prefix)
+        if wait:
+            if not self.ros.wait_for_service(srv.AdminStatus, f'{self.prefix}/admin/status',
+                                             timeout=durability.START_TIMEOUT):
+                raise AssertionError(self.node.describe('never offered admin/status'))
+            self._serving()
+
+    def status(self, until, timeout=30.0):
+        """Return the node's first /diagnostics values for which until(level, values) holds."""
+        levels = {0: 'OK', 1: 'WARN', 2: 'ERROR', 3: 'STALE'}
+
+        def accepted(status):
+            return until(levels[status.level[0] if isinstance(status.level, bytes)
+                                else status.level], diagnostics_util.values(status))
+        status = diagnostics_util.diagnostics(self.ros, str(self.database), accepted, timeout)
+        return diagnostics_util.values(status)
+
+
+def replica_files(*directories):
+    return [path for directory in directories for path in pathlib.Path(directory).rglob('*')
+            if path.is_file()]
+
+
+def raw_hits(files, secrets):
+    """Return (file, secret) for every secret found in any of files, in any case."""
+    hits = []
+    for path in files:
+        data = path.read_bytes()
+        for secret in secrets:
+            if any(form.encode() in data for form in {secret, secret.lower(), secret.upper()}):
+                hits.append((str(path), secret))
+    return hits
+
+
+def wait_for_hits(files, secrets):
+    """Wait (up to the stated lag, twice) until every secret is found in files()."""
+    deadline = time.monotonic() + 2 * STATED_LAG_SEC
+    while {secret for _, secret in raw_hits(files(), secrets)} != set(secrets):
+        assert time.monotonic() < deadline, ('the canary never reached the replica',
+                                             raw_hits(files(), secrets))
+        time.sleep(0.2)
+
+
+def litestream_pid(node_pid):
+    """Return the pid of the node's litestream child, or None."""
+    for entry in pathlib.Path('/proc').iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = (entry / 'stat').read_text().rsplit(')', 1)[1].split()
+            comm = (entry / 'comm').read_text().strip()
+        except OSError:
+            continue
+        if int(fields[1]) == node_pid and comm == 'litestream':
+            return int(entry.name)
+    return None
+
+
+def restore(replica_url, to_path, *extra):
+    return subprocess.run([executable('memory_restore'), '--from', replica_url,
+                           '--to', str(to_path), *extra],
+                          capture_output=True, text=True, timeout=120, check=False)
