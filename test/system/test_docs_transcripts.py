@@ -81,7 +81,9 @@ def docs_node(tmp_path_factory):
 @pytest.mark.parametrize('page', TRANSCRIPTS)
 def test_the_documented_transcript_is_what_the_programs_print(docs_node, page):
     prysk = shutil.which('prysk')
-    assert prysk, 'prysk is in tools/bootstrap\'s list (package.xml test_depend)'
+    if prysk is None:
+        pytest.skip('prysk is not installed: tools/bootstrap installs it; on a ROS install, '
+                    'pip install prysk (no rosdep key, see package.xml)')
     result = subprocess.run(
         [prysk, '--shell', str(docs_node / 'shell'), '--color', 'never', str(ROOT / page)],
         capture_output=True, text=True, timeout=300)
