@@ -1,15 +1,17 @@
 # SPDX-License-Identifier: Apache-2.0
 """
-What the pending review queue adds to a refused remember (issue 35): queue full vs queue off.
+What the pending review queue adds to a refused remember (issue 35): queue on vs queue off.
 
 Copies the cached benchmark store (bench/generate.py; 10,000 memories by
 default) to two private working files and starts two bench memory nodes
 (bench_node.py: the product's MemoryNode plus the empty Trigger floor) on
 them, alike but for one parameter: `queue` keeps refusals for review
-(pending_enabled, the default, pending_max 200), `off` keeps nothing
-(pending_enabled false). The queue node is first filled to its limit, so
-every refusal it keeps while measured also drops the oldest item: a full
-queue, the worst case. Then one client calls, per iteration and in an order
+(pending_enabled, the default; its bounds raised to QUEUE_BOUND so that
+every refusal of a run is kept), `off` keeps nothing (pending_enabled
+false). The queue node is first filled with QUEUE_MAX + 50 items, so every
+refusal it keeps while measured goes into a queue that size. (A full queue
+keeps nothing new: it costs the intake's one query and no write.) Then one
+client calls, per iteration and in an order
 shuffled every iteration (seeded), the same two refusals on both nodes, each
 new (its own turn, value and predicate, so none is a duplicate of a kept one):
 
@@ -29,8 +31,8 @@ each refusal's p50 and of the Trigger behind it, each node's own remember
 callback (MIRA_BENCH_CALLBACK_TIMES: p50 in microseconds) and the queue's
 state at the end (waiting, dropped), with the load average before and after.
 
-Then, in this process with no ROS, the keep itself on a full queue of a
-scratch store: the product's MemoryStore.keep_pending (its transaction
+Then, in this process with no ROS, the keep itself on a queue of QUEUE_MAX
++ 50 items in a scratch store: the product's MemoryStore.keep_pending (its transaction
 commits without an fsync of its own), against the very same transaction
 committed durably (synchronous FULL, an fsync per refusal): what that choice
 saves (core/review/keep.py says why it is made).
@@ -73,6 +75,8 @@ SERIES = ('trigger',) + REFUSAL_SERIES + AFTER_SERIES
 EXPECTED = {'grounding': 'rejected/evidence_not_in_utterance',
             'unknown_subject': 'rejected/subject_not_found'}
 QUEUE_MAX = 200
+# The node's bounds in the bench: high enough that every refusal of a run is kept.
+QUEUE_BOUND = 10000
 _VALUES = ('green tea', 'black coffee', 'ramen', 'jazz', 'chess', 'long walks', 'sushi',
            'the color teal')
 
@@ -86,7 +90,9 @@ def start_node(directory, name, database, robot_profile, queue, cpu=None):
          '-r', f'__ns:={namespace}', '-p', 'enabled:=true',
          '-p', f'database_path:={database}', '-p', f'robot_profile:={robot_profile}',
          '-p', f'pending_enabled:={"true" if queue else "false"}',
-         '-p', f'pending_max:={QUEUE_MAX}'],
+         # Bounds out of the way: the bench times keeping, not refusing to keep.
+         '-p', f'pending_max:={QUEUE_BOUND}', '-p', f'pending_max_per_episode:={QUEUE_BOUND}',
+         '-p', f'pending_max_per_minute:={QUEUE_BOUND}'],
         directory / f'{name}.log', name=f'bench_node_{name}', env=env)
     return process, f'{namespace}/memory'
 
@@ -183,9 +189,9 @@ def keep_cost_in_process(samples, directory):
                 cutoff = writes.timestamp(lambda: clock() - settings.max_age)
                 with connection.atomic(tracked=True, durable=True) as conn:
                     pending.insert(conn, (values[0], now, *values[1:]), now=now,
-                                   cutoff=cutoff, max_items=settings.max_items)
+                                   cutoff=cutoff)
             keep_one = durable_keep if durable else (lambda values: store.keep_pending(
-                values, max_age=settings.max_age, max_items=settings.max_items))
+                values, max_age=settings.max_age))
             for n in range(QUEUE_MAX + 50):
                 keep_one(one(n))
             times = []
@@ -194,8 +200,8 @@ def keep_cost_in_process(samples, directory):
                 started = time.perf_counter_ns()
                 keep_one(values)
                 times.append(time.perf_counter_ns() - started)
-            if store.pending_items(1)[1][0] != QUEUE_MAX:
-                raise RuntimeError('the scratch queue is not full')
+            if store.pending_items(1)[1][0] != QUEUE_MAX + 50 + samples:
+                raise RuntimeError('the scratch queue did not keep every item')
         results[label] = statistics.median(times) / 1e3
     return results
 
@@ -248,14 +254,14 @@ def main(argv=None):
     try:
         client = Client(node, executor, prefixes)
         client.wait_ready()
-        # Fill the queue past its limit (and give the off node the same calls).
+        # Fill the queue (and give the off node the same calls).
         for number in range(QUEUE_MAX + 50):
             kind = REFUSALS[number % 2]
             for name in NODES:
                 client.refuse(name, requests.refusal(kind), lead)
         filled = client.queue_state('queue')
-        if filled['waiting'] != QUEUE_MAX:
-            raise RuntimeError(f'the queue holds {filled}, not {QUEUE_MAX}: not full')
+        if filled['waiting'] != QUEUE_MAX + 50:
+            raise RuntimeError(f'the queue holds {filled}, not {QUEUE_MAX + 50}')
         for _ in range(args.calls):
             plan = list(('trigger',) + REFUSAL_SERIES)
             order.shuffle(plan)

@@ -727,23 +727,21 @@ def cost_breakdown(db_path, metadata, samples):
             result[series] = _message_stages(
                 samples, core, Remember.Response,
                 lambda: responses.fill_remember(Remember.Response(), outcome))
-        # What the node does for a retry: its turn's first answer is known and
-        # only memory inserts happened since, so TurnProposalLog answers it.
+        # What the node does for a retry: TurnProposalLog answers it with the
+        # turn's first answer, without admission.
         log = turn_proposals.TurnProposalLog()
         retries = [_proposal(load.request('remember_created', 20_000_000 + n))
                    for n in range(samples)]
         profile = metadata['robot_profile']
         for context, proposal in retries:
             log.answer(context, proposal,
-                       lambda: rules.admit(opened, context, proposal, profile),
-                       opened, profile)
+                       lambda: rules.admit(opened, context, proposal, profile))
         retries = iter(retries)
 
         def retry():
             context, proposal = next(retries)
             return log.answer(context, proposal,
-                              lambda: rules.admit(opened, context, proposal, profile),
-                              opened, profile)
+                              lambda: rules.admit(opened, context, proposal, profile))
         core, outcome = _timed(retry, samples)
         result['remember_retry'] = _message_stages(
             samples, core, Remember.Response,

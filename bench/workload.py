@@ -167,7 +167,9 @@ class Workload:
         self._ambiguous = metadata['ambiguous_queries']
         self._miss = metadata['miss_queries']
         self._subjects = metadata['remember_subjects']
-        # Proposals already created, re-sent verbatim as retries (duplicates).
+        # Proposals already created, said again in a turn of their own (duplicates;
+        # the identical request in its own turn would be a retry, answered as the
+        # first time: applied/created).
         self._created = []
 
     def request(self, series, n):
@@ -190,7 +192,10 @@ class Workload:
         if series in ('remember_duplicate', 'canned_remember'):
             if not self._created:
                 raise RuntimeError('duplicates need an earlier created proposal (warm up first)')
-            return self._created[n % len(self._created)]
+            created = self._created[n % len(self._created)]
+            return Remember.Request(**{
+                **{name: getattr(created, name) for name in created.get_fields_and_field_types()},
+                'turn_id': f'{created.turn_id}d{n}'})
         if series == 'remember_rejected':
             return self._proposal(n, supported=False)
         raise ValueError('unknown series %r' % series)

@@ -23,6 +23,9 @@ import re
 
 UTTERANCE_TOPIC = 'operator/utterance'
 TOOL_RESULTS_TOPIC = 'cognition/tool_results'
+# Attention's own results (autonomous episodes): never on cognition's topic,
+# whose end-of-turn markers the operator's tools print and perception acts on.
+ATTENTION_RESULTS_TOPIC = 'attention/tool_results'
 OBSERVATIONS_TOPIC = 'perception/observations'
 DIAGNOSTICS_TOPIC = '/diagnostics'
 DIAGNOSTICS_DEPTH = 10

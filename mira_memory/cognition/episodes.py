@@ -16,8 +16,10 @@ node (Allowed, with parsed arguments) or is answered by the runtime itself
   it never uses the budget. At most one remember per operator turn reaches
   the node. Malformed arguments do not use the turn's remember: nothing was
   proposed, and the model may correct its call. The one exception to the
-  limit is a call that got no reply in time: the identical request may be
-  sent once more, since the node answers a repeat with applied/duplicate.
+  limit is a call that got no reply in time: the model may make the
+  identical call once more, since the node answers a repeat with its first
+  answer. (The runtime's own resends of a call without reply are below this
+  rule: runner.call_with_retries sends the one request again.)
 - The remember request's context (episode, turn, utterance) comes from the
   current turn, never from the model: the tool schema has no such property.
 - Nothing here calls a tool on its own: operator text is never pre-searched

@@ -7,7 +7,9 @@ The ROS side of the cognition library, for any node that runs episodes.
   deadline and never blocks the executor: call_async, then await inside a
   coroutine while a one-shot timer cancels the request when the deadline
   passes. A cancelled request is removed with remove_pending_request, so a
-  late reply is dropped, and it is reported as no result.
+  late reply is dropped. A call whose reply did not come is sent again,
+  the identical request (call_with_retries: CALL_ATTEMPTS in all, within
+  the one deadline); only when none came is it reported as no result.
 - EpisodeRunner: runs the model's tool calls of one episode (or operator
   turn) through episode.plan_call -> service (Allowed only) -> result text
   -> turn record -> ToolResult -> working memory.
@@ -36,9 +38,33 @@ from rclpy.task import Future
 
 DEFAULT_CALL_TIMEOUT_SEC = 5.0
 SERVICE_POLL_SEC = 0.05
-# Logged (warning) when a remember call got no reply and is sent once more;
-# the demo reports these lines, since the resend answers applied/duplicate.
+# A memory call is sent at most this many times, the identical request each
+# time, each attempt given an equal share of call_timeout_sec (so the whole
+# call keeps its deadline). DDS loses a reply now and then, mostly while
+# discovery settles; the memory node answers an identical repeat as it
+# answered the first (recall reads; remember replays the turn's first
+# answer), so a resend never writes twice and never changes the answer.
+CALL_ATTEMPTS = 3
+# Logged (warning) when a call got no reply and is sent again; the demo
+# reports these lines.
 REMEMBER_RESENT = 'sending the identical request once more'
+
+
+async def call_with_retries(call_once, attempts=CALL_ATTEMPTS, on_retry=None):
+    """
+    Return the first reply of up to attempts identical calls, or None when none came.
+
+    call_once() sends the one request and returns its reply, or None when
+    its share of the deadline passed without one; on_retry(attempt) is
+    called before each resend (to log it).
+    """
+    for attempt in range(1, attempts + 1):
+        response = await call_once()
+        if response is not None or attempt == attempts:
+            return response
+        if on_retry is not None:
+            on_retry(attempt)
+    return None
 
 
 class MemoryTools:
@@ -75,7 +101,7 @@ class MemoryTools:
         """Call recall_memory; return the response, or None when no reply came in time."""
         request = RecallMemory.Request()
         request.query = query
-        return await self.call(self.recall_client, request)
+        return await self.call(self.recall_client, request, 'recall_memory got no reply')
 
     async def remember(self, remember_request):
         """Call remember with a core RememberRequest; return the response or None."""
@@ -84,17 +110,33 @@ class MemoryTools:
         request = Remember.Request()
         for name, value in remember_request.service_fields().items():
             setattr(request, name, value)
-        return await self.call(self.remember_client, request)
+        return await self.call(
+            self.remember_client, request,
+            f'remember got no reply in episode {request.episode_id} turn {request.turn_id}')
 
-    async def call(self, client, request):
+    async def call(self, client, request, what):
         """
-        Send request within the deadline; return the response or None.
+        Send request within the deadline, again when no reply came; return the response or None.
 
-        Waiting for the service to appear counts against the same deadline, so
+        what starts the warning logged before a resend ("remember got no reply ...").
+        """
+        share = self._timeout / CALL_ATTEMPTS
+
+        def resent(attempt):
+            self._node.get_logger().warning(
+                f'{what}; {REMEMBER_RESENT} (attempt {attempt + 1} of {CALL_ATTEMPTS})')
+        return await call_with_retries(lambda: self.call_once(client, request, share),
+                                       on_retry=resent)
+
+    async def call_once(self, client, request, timeout):
+        """
+        Send request once; return the response, or None when none came within timeout.
+
+        Waiting for the service to appear counts against the same timeout, so
         a node started before the memory node still gets its answer, and a
-        missing memory node costs at most one deadline per call.
+        missing memory node costs at most one timeout per attempt.
         """
-        deadline = time.monotonic() + self._timeout
+        deadline = time.monotonic() + timeout
         while not client.service_is_ready():
             remaining = deadline - time.monotonic()
             if remaining <= 0:
@@ -159,9 +201,8 @@ class EpisodeRunner:
     reaches the service; the result text (tools.*_text) is what the model
     gets; a remember reply is recorded on the current turn; a ToolResult is
     published; the text is appended to working memory (when one is given).
-    A remember call that got no reply is sent once more with the identical
-    request (the memory node answers a repeat with applied/duplicate), as the
-    episode allows.
+    A call that got no reply was already sent again by MemoryTools
+    (call_with_retries); no result here means none of its attempts got one.
     """
 
     def __init__(self, node, memory_tools, publisher, working_memory=None):
@@ -201,7 +242,7 @@ class EpisodeRunner:
             return ToolOutcome(plan.tool, ToolResult.OUTCOME_REFUSED, plan.reason, '', plan.text)
         if plan.tool == tools.RECALL_MEMORY:
             return await self._recall(plan.arguments.query)
-        return await self._remember(episode, call, plan.arguments)
+        return await self._remember(episode, plan.arguments)
 
     async def _recall(self, query):
         response = await self._tools.recall(query)
@@ -210,20 +251,11 @@ class EpisodeRunner:
         text = tools.recall_result_text(response.status, response.reason, response.text)
         return ToolOutcome(tools.RECALL_MEMORY, response.status, response.reason, '', text)
 
-    async def _remember(self, episode, call, request):
+    async def _remember(self, episode, request):
         turn = episode.current_turn
         response = await self._tools.remember(request)
         if response is None:
             turn.record_remember_no_result()
-            retry = episode.plan_call(call.tool, call.arguments)
-            if isinstance(retry, Allowed):
-                self._node.get_logger().warning(
-                    f'remember got no reply in episode {turn.episode_id} turn {turn.turn_id}; '
-                    f'{REMEMBER_RESENT}')
-                response = await self._tools.remember(retry.arguments)
-                if response is None:
-                    turn.record_remember_no_result()
-        if response is None:
             return self._no_result(tools.REMEMBER)
         turn.record_remember_result(response.status, response.outcome, response.memory_id)
         text = tools.remember_result_text(

@@ -90,7 +90,7 @@ def render(command, response):
             f'  links:          {response.link_count}',
             f'  payloads:       {response.payload_count}',
             f'  pending review: {response.pending_count}',
-        ]
+        ] + [f'  {line}' for line in response.replication]
     if name == ('entity', 'add'):
         return EXIT_OK, ['created ' + _entity_heading(response.entity)]
     if name == ('alias', 'add'):

@@ -76,6 +76,7 @@ class LifecycleMemoryNode(MemoryServing, LifecycleNode):
 
     def on_activate(self, state):
         self._state = ACTIVE
+        self._start_replication()
         self.get_logger().info('active: serving')
         return TransitionCallbackReturn.SUCCESS
 
@@ -83,6 +84,8 @@ class LifecycleMemoryNode(MemoryServing, LifecycleNode):
         self._state = INACTIVE
         # A backup, export or verify must not go on while inactive.
         self._copies.stop('the memory node was deactivated')
+        if self._replication is not None:
+            self._replication.stop()  # Litestream runs only while active
         self.get_logger().info('inactive: every call is refused until activated')
         return TransitionCallbackReturn.SUCCESS
 

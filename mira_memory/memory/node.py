@@ -15,7 +15,8 @@ It serves, under its own name (/mira/memory in bringup):
   one at a time, with feedback and cancel. pending, pending_show, accept,
   supersede and dismiss are supervised review (core/review, docs/review.md):
   a remember refused for a reason a person can judge waits there for a
-  decision (parameters pending_enabled, pending_max, pending_max_age_days).
+  decision (parameters pending_enabled, pending_max, pending_max_per_episode,
+  pending_max_per_minute, pending_max_age_days).
 
 Recall and remember exist only while persistent memory is enabled; the admin
 services and actions always exist so `memory persistent` can say that it is
@@ -39,7 +40,7 @@ from mira_memory.core import config, recall
 from mira_memory.core.admission import rules, turns
 from mira_memory.core.admission.normalize import has_forbidden_characters
 from mira_memory.core.review import keep
-from mira_memory.memory import responses
+from mira_memory.memory import replication, responses
 from mira_memory.memory.admin_actions import AdminActions
 from mira_memory.memory.copy_worker import CopyWorker
 from mira_memory.memory.service import MemoryService
@@ -103,6 +104,7 @@ class MemoryServing:
         # actions that start its jobs (memory/admin_actions.py).
         self._copies = CopyWorker(self)
         self._admin_actions = None
+        self._replication = None  # core.replication Supervisor while replica_url is set
 
     def _refusal(self):
         """Return None while calls are served, else why they are not (one line)."""
@@ -119,9 +121,17 @@ class MemoryServing:
         period = self._diagnostics_period()
         gate_settings = self._turn_gate_settings() if settings.enabled else None
         review = self._review_settings()
-        service = MemoryService(
-            settings, robot_profile=lambda: self.robot_profile, logger=self.get_logger(),
-            copies_busy=lambda: self._copies.busy, review=review)
+        # Before the store opens: a bad replica leaves the database untouched.
+        self._replication = replication.prepare(self, settings)
+        try:
+            service = MemoryService(
+                settings, robot_profile=lambda: self.robot_profile, logger=self.get_logger(),
+                copies_busy=lambda: self._copies.busy, review=review)
+        except BaseException:
+            self._close_memory()
+            raise
+        if self._replication is not None:
+            service.store.set_wal_truncation(self._replication.wal_truncation)
         self.settings, self.service = settings, service
         try:
             if gate_settings is not None:
@@ -152,6 +162,10 @@ class MemoryServing:
         # is removed; its goal says canceled because) before the store
         # closes and the file is given up.
         self._copies.stop(because)
+        # Litestream lets go of the file before the store closes it.
+        if self._replication is not None:
+            self._replication.close()
+            self._replication = None
         if self.turn_gate is not None:
             self.destroy_subscription(self.turn_gate.subscription)
             self.turn_gate = None
@@ -164,6 +178,14 @@ class MemoryServing:
         if self.service is not None:
             self.service.close()
             self.service = None
+
+    def _start_replication(self):
+        """Start Litestream when replica_url is set (plain node: at start; managed: activate)."""
+        if self._replication is not None:
+            self._replication.start()
+            self.get_logger().info(
+                f'replicating {self.settings.database_path} to '
+                f'{self._replication.target.display} (litestream)')
 
     def _create_services(self, recall_and_remember):
         """Create the services; recall and remember only when recall_and_remember."""
@@ -212,12 +234,20 @@ class MemoryServing:
              'subject or related entity, conflict), for an operator turn this node heard, '
              'for supervised review (memory pending). false keeps nothing new.'),
             ('pending_max', keep.DEFAULT_MAX_ITEMS,
-             'Refused proposals kept for review at most (1 to '
-             f'{keep.MAX_ITEMS_LIMIT}); when full, the oldest is dropped and counted.'),
+             'Refused proposals waiting for review at most (1 to '
+             f'{keep.MAX_ITEMS_LIMIT}); when full, new refusals are not kept (counted on '
+             '/diagnostics) and nothing waiting is removed.'),
+            ('pending_max_per_episode', keep.DEFAULT_MAX_PER_EPISODE,
+             'Refused proposals of one episode waiting for review at most (1 to '
+             f'{keep.MAX_ITEMS_LIMIT}); more of that episode are not kept.'),
+            ('pending_max_per_minute', keep.DEFAULT_MAX_PER_MINUTE,
+             'New refused proposals kept for review in any minute at most (1 to '
+             f'{keep.MAX_ITEMS_LIMIT}); more are not kept.'),
             ('pending_max_age_days', keep.DEFAULT_MAX_AGE_DAYS,
              'A refused proposal kept for review expires after this many days '
              f'(at most {keep.MAX_AGE_DAYS_LIMIT:g}).'),
         ))
+        replication.declare_parameters(self)
         parameters.declare(
             self, 'robot_profile', '',
             'Name of the active robot profile: the entity that you/your/yours/yourself '
@@ -282,7 +312,9 @@ class MemoryServing:
             return keep.ReviewSettings.from_parameters(
                 self.get_parameter('pending_enabled').value,
                 self.get_parameter('pending_max').value,
-                self.get_parameter('pending_max_age_days').value)
+                self.get_parameter('pending_max_age_days').value,
+                self.get_parameter('pending_max_per_episode').value,
+                self.get_parameter('pending_max_per_minute').value)
         except ValueError as error:
             raise node_runner.StartupError(str(error)) from None
 
@@ -307,7 +339,8 @@ class MemoryServing:
     # Diagnostics ---------------------------------------------------------------
 
     def _diagnostic_report(self):
-        return self.service.diagnostic_report(self._diagnostic_extra_values())
+        return replication.with_health(
+            self.service.diagnostic_report(self._diagnostic_extra_values()), self._replication)
 
     def _diagnostic_extra_values(self):
         """Return the observed-turn window's (key, value) pairs for /diagnostics."""
@@ -367,7 +400,10 @@ class MemoryServing:
             refusal = self._refusal()
             if refusal is not None:
                 return responses.fill_admin_unavailable(response, refusal)
-            return self.service.admin(command, request, response)
+            response = self.service.admin(command, request, response)
+            if command == 'status':
+                response.replication = replication.status_lines(self._replication)
+            return response
         return callback
 
     def _on_jobs(self, request, response):
@@ -392,6 +428,7 @@ class MemoryNode(MemoryServing, Node):
         self._declare_parameters()
         self._open_memory()
         self._create_services(recall_and_remember=self.settings.enabled)
+        self._start_replication()
 
     def destroy_node(self):
         """Close the store (once), then destroy the node."""

@@ -14,7 +14,9 @@ tests and the bench call the same code the services run:
     service.remember(Remember.Request(...))        # an admission result
     service.recall(RecallMemory.Request(...), RecallMemory.Response())
 
-The node (memory/node.py) adds what needs ROS: the parameters, the
+The admin commands' handlers (admin_status ... admin_dismiss) are the
+AdminHandlers mixin's (memory/admin_handlers.py); admin() here dispatches to
+them. The node (memory/node.py) adds what needs ROS: the parameters, the
 observed-turn gate in front of remember (memory/turn_gate.py), the
 backup/export/verify worker thread (memory/copy_worker.py), the actions
 that start its jobs (memory/admin_actions.py) and /diagnostics.
@@ -37,22 +39,21 @@ import threading
 import time
 
 from mira_memory.core import recall, store
-from mira_memory.core.admission import language, normalize, rules, text, turns
+from mira_memory.core.admission import language, rules, turns
 from mira_memory.core.admission.turn_proposals import TurnProposalLog
 from mira_memory.core.archive import verify_process
-from mira_memory.core.review import check, decisions, keep
+from mira_memory.core.review import keep
 from mira_memory.core.store import health, ownership, private_files
 from mira_memory.memory import responses
+from mira_memory.memory.admin_handlers import AdminHandlers
 from mira_memory.ros.node_runner import StartupError
 from rclpy.logging import LoggingSeverity
 
-FIND_MEMORY_LIMIT = 100
-LIST_MEMORY_LIMIT = 1000
 # Findings one verify answer lists (its counts are exact however many there are).
 VERIFY_FINDINGS_MAX = 10000
 
 
-class MemoryService:
+class MemoryService(AdminHandlers):
     """Owns the memory store; answers recall, remember and the admin commands."""
 
     def __init__(self, settings, *, robot_profile, logger=None, copies_busy=None,
@@ -81,6 +82,12 @@ class MemoryService:
         self.turn_proposals = TurnProposalLog()
         # Refusals kept for review that remember answered but has not written yet.
         self._kept = collections.deque()
+        # Which refusals fit the queue's bounds (core/review/keep.py); logs once per run.
+        self.intake = keep.Intake(review, log=self._log_intake)
+        # Kept refusals answered but never written (store gone or failing): counted,
+        # logged when a run of them starts.
+        self.kept_lost = 0
+        self._lost_streak = 0
         self.health = health.Health()
         self._row_count = None  # a background row count in progress (_count_rows)
         self._rules_logged = False  # the startup line about older rules (_log_rules)
@@ -276,6 +283,8 @@ class MemoryService:
 
     def diagnostic_report(self, extra_values=()):
         """Return the health report for /diagnostics (see core/store/health.py)."""
+        extra_values = (*extra_values, *self.intake.diagnostic_values(),
+                        ('review notes lost', str(self.kept_lost)))
         if self.store is None:
             return self.health.report(enabled=False, extra_values=extra_values)
         self.note_writes_stopped()
@@ -357,12 +366,11 @@ class MemoryService:
             def admit():
                 result = rules.admit(self.store, context, proposal, robot_profile)
                 if observed:
-                    result = keep.kept(result, self.review)
+                    result = self.intake.mark(self.store, context, proposal, result)
                     if result.pending_review:
                         kept.append((context, proposal, robot_profile, result))
                 return result
-            result = self.turn_proposals.answer(
-                context, proposal, admit, self.store, robot_profile)
+            result = self.turn_proposals.answer(context, proposal, admit)
         except Exception:  # admit() never raises by contract; this guards the contract
             self.log.error('remember failed unexpectedly', throttle_duration_sec=1.0)
             result = rules.backend_failure()
@@ -397,15 +405,28 @@ class MemoryService:
         while self._kept:
             context, proposal, robot_profile, result = self._kept.popleft()
             if self.store is None or self.health.database_lost is not None:
-                self.log.warning('a refused proposal kept for review was not written: the '
-                                 'store is gone')
+                self._lose_kept('the store is gone')
                 continue
             try:
                 keep.write(self.store, context, proposal, robot_profile, result, self.review)
             except Exception as error:  # the refusal stands as answered; only the note is lost
-                self.log.error(
-                    f'a refused proposal kept for review could not be written: {error}',
-                    throttle_duration_sec=1.0)
+                self._lose_kept(f'{error}')
+            else:
+                self._lost_streak = 0
+
+    def _lose_kept(self, why):
+        """Count a kept refusal that was not written; log the first of a run of them."""
+        self.kept_lost += 1
+        self._lost_streak += 1
+        if self._lost_streak == 1:
+            self.log.error(f'a refused proposal kept for review was not written ({why}); '
+                           'further ones are counted on /diagnostics (review notes lost)')
+
+    def _log_intake(self, text, warning):
+        if warning:
+            self.log.warning(text)
+        else:
+            self.log.info(text)
 
     def expire_pending(self):
         """Close the pending items past their age (the node's timer); return how many."""
@@ -448,201 +469,6 @@ class MemoryService:
             self.log.error(f'admin {command} failed: {error!r}')
             responses.fill_admin_error(response, error)
         return response
-
-    def admin_status(self, request, response):
-        """Fill an AdminStatus response: enabled, path, schema and row counts."""
-        response.robot_profile = self.robot_profile
-        if self.store is None:
-            response.enabled = False
-            return responses.fill_admin_success(response, 'persistent memory is disabled')
-        counts = self.store.counts()
-        self.health.set_counts(counts)
-        response.enabled = True
-        response.database_path = str(self.store.path)
-        response.schema_version = self.store.schema_version
-        response.entity_count = counts['entities']
-        response.alias_count = counts['aliases']
-        response.memory_count = counts['memories']
-        response.active_memory_count = counts['active_memories']
-        response.link_count = counts['links']
-        response.payload_count = counts['payloads']
-        response.pending_count = self.store.pending_items(1)[1][0]
-        responses.fill_admin_success(response, 'persistent memory is enabled')
-
-    def admin_entity_add(self, request, response):
-        """Create an entity."""
-        entity = self.store.add_entity(request.entity_type, request.canonical_name)
-        self.health.wrote(entities=1)
-        response.entity = responses.entity_record(entity)
-        responses.fill_admin_success(
-            response, f'created {store.format_entity_id(entity.id)}')
-
-    def admin_entity_find(self, request, response):
-        """Find entities by exact name or alias."""
-        entities = self.store.find_entities(request.name)
-        response.entities = [responses.entity_record(entity) for entity in entities]
-        responses.fill_admin_success(response, f'{len(entities)} exact match(es)')
-
-    def admin_alias_add(self, request, response):
-        """Add an alias to an entity."""
-        entity = self.store.add_alias(store.parse_entity_id(request.entity_id), request.alias)
-        self.health.wrote(aliases=1)
-        response.entity = responses.entity_record(entity)
-        responses.fill_admin_success(
-            response, f'alias added to {store.format_entity_id(entity.id)}')
-
-    def admin_find(self, request, response):
-        """Find entities with their newest memories."""
-        found, _ = self.store.find_with_newest_memories(
-            request.name, entity_limit=None, memory_limit=FIND_MEMORY_LIMIT, with_aliases=True)
-        records = [
-            responses.entity_record(entity, memories, truncated)
-            for entity, memories, truncated in found]
-        response.entities = records
-        responses.fill_admin_success(response, f'{len(records)} exact match(es)')
-
-    def admin_add(self, request, response):
-        """Add a memory (supervised console write)."""
-        new = store.NewMemory(
-            kind=request.kind,
-            summary=request.summary,
-            links=tuple(
-                (store.parse_entity_id(link.entity_id), link.role) for link in request.links),
-            predicate=request.predicate or None,
-            value=request.value or None,
-            source_kind=request.source_kind or store.SOURCE_CONSOLE,
-            source_label=request.source_label,
-            confidence=request.confidence if request.has_confidence else None)
-        memory = self.store.add_memory(new)
-        self.health.wrote(memories=1, active_memories=1 if memory.status == 'active' else 0)
-        response.memory = responses.memory_message(memory)
-        responses.fill_admin_success(
-            response, f'created {store.format_memory_id(memory.id)}')
-
-    def admin_show(self, request, response):
-        """Show one memory with its payloads and its receipt."""
-        memory, payloads = self.store.get_memory(store.parse_memory_id(request.memory_id))
-        response.memory = responses.memory_message(memory)
-        response.payloads = [responses.payload_record(payload) for payload in payloads]
-        responses.fill_receipt(response, self.store.get_receipt(memory.id))
-        responses.fill_retirement(response, memory)
-        responses.fill_supersessions(response, *self.store.supersessions(memory.id))
-        responses.fill_admin_success(response, store.format_memory_id(memory.id))
-
-    def admin_list(self, request, response):
-        """List an entity's newest active memories."""
-        entity = self.store.get_entity(store.parse_entity_id(request.entity_id))
-        memories, truncated = self.store.newest_active_memories(entity.id, LIST_MEMORY_LIMIT)
-        response.entity = responses.entity_record(entity, memories, truncated)
-        responses.fill_admin_success(response, f'{len(memories)} active memories')
-
-    def admin_retire(self, request, response):
-        """Retire a memory with a reason."""
-        memory = self.store.retire_memory(
-            store.parse_memory_id(request.memory_id), request.reason)
-        self.health.wrote(active_memories=-1)
-        self._recount_receipts()
-        response.memory = responses.memory_message(memory)
-        responses.fill_retirement(response, memory)
-        responses.fill_admin_success(
-            response, f'retired {store.format_memory_id(memory.id)}')
-
-    def admin_forget(self, request, response):
-        """Preview (confirm false) or apply the removal of a memory or an entity."""
-        if request.confirm and self._copies_busy():
-            # The copy's read snapshot would keep the forgotten text in the WAL.
-            raise store.BusyError(
-                'a backup, export or verify is running; forget when it is done')
-        target = request.target
-        if target.startswith('ENT'):
-            plan = self.store.forget_entity(
-                store.parse_entity_id(target), apply=request.confirm)
-        else:
-            plan = self.store.forget_memory(
-                store.parse_memory_id(target), apply=request.confirm)
-        if request.confirm:
-            # A forget may remove any number of rows of every kind: count afresh.
-            self.health.set_counts(self.store.counts())
-            # Kept answers and folded texts would hold the forgotten text in
-            # this process until replaced: the forget drops them now.
-            self.recall_cache.clear()
-            normalize.forget_kept_texts()
-            # Admission and verify keep the analyses of the last utterances.
-            text.forget_kept_texts()
-            self._recount_receipts()
-        responses.fill_forget(response, plan)
-
-    # Supervised review ---------------------------------------------------------
-
-    def admin_pending(self, request, response):
-        """List the refused proposals waiting for review (memory pending)."""
-        self.expire_pending()
-        limit = response.ITEMS_MAX
-        items, (waiting, dropped, expired) = self.store.pending_items(limit + 1)
-        response.items = [responses.pending_record(item, self.review) for item in items[:limit]]
-        response.items_truncated = len(items) > limit
-        response.pending_count, response.dropped_count = waiting, dropped
-        response.expired_count = expired
-        response.enabled = self.review.enabled
-        response.max_items = self.review.max_items
-        response.max_age_days = self.review.max_age.total_seconds() / 86400
-        responses.fill_admin_success(response, f'{waiting} pending')
-
-    def admin_pending_show(self, request, response):
-        """Show one waiting item and what the running rules say of it now."""
-        pending_id = store.parse_pending_id(request.pending_id)
-        self.expire_pending()
-        item, closed = self.store.pending_item(pending_id)
-        if item is None:
-            if closed is None:
-                raise store.NotFoundError(f'{request.pending_id} not found (no such pending item)')
-            raise store.ClosedError(decisions.closed_text(closed))
-        with self.store.snapshot() as conn:
-            now = decisions.assess(conn, item)
-        response.item = responses.pending_record(item, self.review)
-        responses.fill_assessment(response, now)
-        responses.fill_admin_success(response, request.pending_id)
-
-    def admin_accept(self, request, response):
-        """Accept a pending item (memory accept P<n> [--new-entity TYPE --alias ...])."""
-        self._review_decision(response, decisions.accept(
-            self.store, store.parse_pending_id(request.pending_id), request.reviewer,
-            self.review, new_entity_type=request.new_entity_type or None,
-            aliases=tuple(request.aliases)))
-
-    def admin_supersede(self, request, response):
-        """Supersede the memories a pending item conflicts with (memory supersede P<n>)."""
-        self._review_decision(response, decisions.supersede(
-            self.store, store.parse_pending_id(request.pending_id), request.reviewer,
-            self.review))
-
-    def admin_dismiss(self, request, response):
-        """Remove a pending item (memory dismiss P<n>)."""
-        self._review_decision(response, decisions.dismiss(
-            self.store, store.parse_pending_id(request.pending_id), request.reviewer,
-            self.review))
-
-    def admin_check(self, request, response):
-        """Judge a statement with remember's rules and write nothing (memory check)."""
-        proposal = rules.Proposal(
-            kind=request.kind, subject=request.subject, predicate=request.predicate,
-            value=request.value, related_entity=request.related_entity or None,
-            related_role=request.related_role or None, evidence=request.evidence)
-        with self.store.snapshot() as conn:
-            checked = check.check(conn, request.utterance, proposal, self.robot_profile,
-                                  keeps_refusals=self.review.enabled)
-        responses.fill_check(response, checked)
-
-    def _review_decision(self, response, reviewed):
-        """Answer a decision that was written; a new memory or entity changes the counts."""
-        if reviewed.entity is not None:
-            self.health.wrote(entities=1, aliases=len(reviewed.entity.aliases))
-        if reviewed.memory_id is not None and reviewed.outcome != decisions.ALREADY_STORED:
-            self.health.wrote(memories=1, active_memories=1 - len(reviewed.retired_ids))
-        memory = None
-        if reviewed.memory_id is not None:
-            memory, _ = self.store.get_memory(reviewed.memory_id)
-        responses.fill_reviewed(response, reviewed, memory)
 
     # Verify (on the copy worker) -------------------------------------------------
 

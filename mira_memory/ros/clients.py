@@ -3,7 +3,8 @@
 The one way a synchronous client waits for a service reply: call().
 
 Used by the console, the operator source, the demo and the tests (the
-cognition library is asynchronous and keeps its own coroutine client).
+cognition library is asynchronous and keeps its own coroutine client and
+resend: cognition/runner.py, call_with_retries).
 
 Why not executor.spin_until_future_complete: on Jazzy (rclpy 7.1) it adds a
 done callback per call that the executor runs only as a task on a later
@@ -14,21 +15,21 @@ itself, against a monotonic deadline, which costs the same on both distros
 
 Why a resend: DDS occasionally drops a service reply (a few per thousand
 calls on a loaded machine). A call whose request is safe to repeat -
-recall, the admin reads, memory check's dry run, remember (a repeated
-remember answers applied/duplicate with the same MEM id, never a second
-row) and the working-memory show - is sent a second time when no reply came within
-RESEND_AFTER_SEC (at most half the time left), inside the same deadline.
-Both requests stay pending and whichever reply comes first is the answer,
-except a store failure (backend_failure, unavailable) while the other
-request is still out: a store failure can be transient, so the other
-request may yet succeed - and for remember it may write. The call then
-waits for the other reply; if none comes by the deadline, a read answers
-the failure, and remember answers nothing (None), since whether the other
-request wrote is unknown: "rejected" must confirm that nothing was written.
-Writes that are not idempotent (entity_add, alias_add, add, and any service
-not listed here) are sent once: repeating them could write twice. Working
-memory clear is idempotent in effect, but its reply counts what it dropped,
-and a resend would answer 0: it is sent once too.
+recall, the admin reads, memory check's dry run, remember (a repeated remember gets the turn's
+first answer again, never a second row) and the working-memory show - is
+sent a second time when no reply came within RESEND_AFTER_SEC (at most half
+the time left), inside the same deadline. Both requests stay pending and
+whichever reply comes first is the answer, except a store failure
+(backend_failure, unavailable) while the other request is still out: a
+store failure can be transient, so the other request may yet succeed - and
+for remember it may write. The call then waits for the other reply; if none
+comes by the deadline, a read answers the failure, and remember answers
+nothing (None), since whether the other request wrote is unknown:
+"rejected" must confirm that nothing was written. Writes that are not
+idempotent (entity_add, alias_add, add, and any service not listed here)
+are sent once: repeating them could write twice. Working memory clear is
+idempotent in effect, but its reply counts what it dropped, and a resend
+would answer 0: it is sent once too.
 """
 
 import time

@@ -11,8 +11,10 @@ scripted calls are the model's.
 It has a recall_memory client and nothing else: no remember client is
 created, so remember is unreachable from here by construction (the library
 refuses it in autonomous episodes anyway, without any service call). Its
-tool results go to cognition/tool_results with episode_kind autonomous,
-followed by an end-of-episode marker (outcome episode_complete).
+tool results go to attention/tool_results (its own topic: it can never
+speak on cognition's, whose end-of-turn markers the operator's tools print
+and perception acts on) with episode_kind autonomous, followed by an
+end-of-episode marker (outcome episode_complete).
 """
 
 import sys
@@ -25,7 +27,7 @@ from mira_memory.msg import Observation, ToolResult
 from mira_memory.ros import node_runner
 from mira_memory.ros import parameters
 from mira_memory.wire import (
-    HISTORY_PUBLISHER_QOS, HISTORY_SUBSCRIBER_QOS, OBSERVATIONS_TOPIC, TOOL_RESULTS_TOPIC)
+    ATTENTION_RESULTS_TOPIC, HISTORY_PUBLISHER_QOS, HISTORY_SUBSCRIBER_QOS, OBSERVATIONS_TOPIC)
 from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.node import Node
 
@@ -57,7 +59,7 @@ class AttentionNode(Node):
         except ValueError as error:
             raise node_runner.StartupError(str(error)) from None
         self._results = self.create_publisher(
-            ToolResult, TOOL_RESULTS_TOPIC, HISTORY_PUBLISHER_QOS)
+            ToolResult, ATTENTION_RESULTS_TOPIC, HISTORY_PUBLISHER_QOS)
         self._runner = EpisodeRunner(self, self.memory_tools, self._results)
         self._episodes = SerialQueue(self, self._run_episode, self._episode_failed)
         # Observations published before this node started are still attended to.

@@ -36,8 +36,8 @@ from mira_memory.ros import clients
 from mira_memory.ros import node_runner
 from mira_memory.simulation import nodes as simulation
 from mira_memory.srv import AdminEntityFind, AdminPending, AdminStatus, RecallMemory
-from mira_memory.wire import HISTORY_SUBSCRIBER_QOS, OBSERVATIONS_TOPIC
-from mira_memory.wire import TOOL_RESULTS_TOPIC
+from mira_memory.wire import ATTENTION_RESULTS_TOPIC, HISTORY_SUBSCRIBER_QOS
+from mira_memory.wire import OBSERVATIONS_TOPIC, TOOL_RESULTS_TOPIC
 import rclpy
 from rclpy.context import Context
 from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
@@ -157,8 +157,9 @@ class Observer:
         # have finished and exited before that, so the transcript takes each
         # utterance from the scenario it plays, when cognition's marker says the
         # turn is over.)
-        self._results = self.node.create_subscription(
-            ToolResult, TOOL_RESULTS_TOPIC, self.results.append, HISTORY_SUBSCRIBER_QOS)
+        self._results = [self.node.create_subscription(
+            ToolResult, topic, self.results.append, HISTORY_SUBSCRIBER_QOS)
+            for topic in (TOOL_RESULTS_TOPIC, ATTENTION_RESULTS_TOPIC)]
         self._observations = self.node.create_subscription(
             Observation, OBSERVATIONS_TOPIC, self.observations.append, HISTORY_SUBSCRIBER_QOS)
         self._clients = {}
@@ -166,7 +167,7 @@ class Observer:
     def wait_for_publishers(self, timeout):
         """Wait until cognition and attention (results) and perception are matched."""
         deadline = time.monotonic() + timeout
-        while (self._results.get_publisher_count() < 2 or
+        while (any(results.get_publisher_count() < 1 for results in self._results) or
                self._observations.get_publisher_count() < 1):
             if time.monotonic() >= deadline:
                 raise DemoFailed('cognition, attention and perception did not come up')
@@ -389,7 +390,7 @@ def run(args, out):
         observer.close()
     notes = lost_reply_notes(processes)
     if notes:
-        print('lost replies (a remember resent after no reply is answered applied/duplicate; '
+        print('lost replies (a call resent after no reply is answered as the first time; '
               'see docs/simulation.md):', file=out)
         for note in notes:
             print(f'  {note}', file=out)
@@ -443,9 +444,9 @@ def lost_reply_notes(processes):
     """
     Return "<node>: <message>" for each lost service reply the node logs report.
 
-    A remember whose reply was lost is sent once more and answered
-    applied/duplicate (no second row), so its turn reads "already stored";
-    these lines say why. Read once the nodes have stopped (logs complete).
+    A call whose reply was lost is sent again, the identical request, and
+    answered as the first time (a remember writes no second row); these
+    lines say that it happened. Read once the nodes have stopped (logs complete).
     """
     notes = []
     for process in processes:

@@ -31,7 +31,8 @@ from rclpy.executors import SingleThreadedExecutor
 from rclpy.node import NodeNameNonExistentError
 
 NAMESPACE = '/mira'
-TOOL_RESULTS = '/mira/cognition/tool_results'
+# Cognition's results, and attention's on a topic of its own.
+TOOL_RESULTS = ('/mira/cognition/tool_results', '/mira/attention/tool_results')
 RECALL_TYPE = 'mira_memory/srv/RecallMemory'
 REMEMBER_TYPE = 'mira_memory/srv/Remember'
 # Bounded waits on a loaded 2-core machine: five processes start, then the
@@ -78,8 +79,9 @@ class TestSimulation(unittest.TestCase):
         cls.executor.add_node(cls.node)
         cls.results = []
         # Transient local: results published before this test joined arrive too.
-        cls.node.create_subscription(
-            ToolResult, TOOL_RESULTS, cls.results.append, HISTORY_SUBSCRIBER_QOS)
+        for topic in TOOL_RESULTS:
+            cls.node.create_subscription(
+                ToolResult, topic, cls.results.append, HISTORY_SUBSCRIBER_QOS)
 
     @classmethod
     def tearDownClass(cls):

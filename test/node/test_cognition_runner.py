@@ -10,7 +10,8 @@ services, deadlines and processes are covered by test_simulation.py.
 import json
 
 from mira_memory.cognition.episodes import AutonomousEpisode, OperatorEpisode, WorkingMemory
-from mira_memory.cognition.runner import acknowledgement, EpisodeRunner
+from mira_memory.cognition.runner import acknowledgement, CALL_ATTEMPTS, call_with_retries
+from mira_memory.cognition.runner import EpisodeRunner
 from mira_memory.cognition.scenario import ToolCall
 from mira_memory.srv import RecallMemory, Remember
 import pytest
@@ -119,25 +120,29 @@ def test_refused_call_never_reaches_the_service():
         'refused', 'acquisition_budget_exhausted')
 
 
-def test_remember_without_reply_is_sent_once_more_with_the_identical_request():
-    memory = StandInMemory(remember_replies=[None, remember_reply(outcome='duplicate')])
-    episode, turn = operator_turn()
-    episode_runner, publisher = runner(memory)
-    outcomes = run(episode_runner.run(episode, [call('remember', FACT)]))
-    assert len(memory.remembers) == 2 and memory.remembers[0] == memory.remembers[1]
-    assert [(outcome.outcome, outcome.memory_id) for outcome in outcomes] == [
-        ('applied/duplicate', 'MEM7')]
-    assert len(publisher.messages) == 1
-    assert acknowledgement(turn, outcomes) == ('assistant: that was already stored as MEM7',
-                                               'MEM7')
+def test_a_call_without_reply_is_sent_again_identical_and_bounded():
+    sent, retried = [], []
+    replies = [None, None, remember_reply()]
+
+    async def call_once():
+        sent.append('the same request')
+        return replies.pop(0)
+    assert run(call_with_retries(call_once, on_retry=retried.append)) == remember_reply()
+    assert (len(sent), retried) == (3, [1, 2])
+    # Bounded: CALL_ATTEMPTS in all, then no result.
+    sent.clear()
+    replies = [None] * (CALL_ATTEMPTS + 1)
+    assert run(call_with_retries(call_once)) is None
+    assert len(sent) == CALL_ATTEMPTS
 
 
 def test_remember_without_any_reply_is_no_result_and_no_claim():
-    memory = StandInMemory(remember_replies=[None, None])
+    # MemoryTools already sent it CALL_ATTEMPTS times; the runner sends nothing more.
+    memory = StandInMemory(remember_replies=[None])
     episode, turn = operator_turn()
     episode_runner, _ = runner(memory)
     outcomes = run(episode_runner.run(episode, [call('remember', FACT)]))
-    assert len(memory.remembers) == 2
+    assert len(memory.remembers) == 1
     assert [(outcome.outcome, outcome.reason) for outcome in outcomes] == [
         ('no_result', 'no_result')]
     line, memory_id = acknowledgement(turn, outcomes)

@@ -10,6 +10,7 @@ test/system/test_review_node.py.
 
 import itertools
 
+from helpers.diagnostics_util import diagnostics, values
 from helpers.memory_services import MemoryServices, srv
 from mira_memory.ros.node_runner import StartupError
 import pytest
@@ -84,16 +85,56 @@ def test_with_pending_enabled_false_nothing_is_kept(memory_node, ros, tmp_path):
     assert (listed.items, listed.enabled) == ([], False)
 
 
-def test_a_full_queue_still_answers_every_refusal_and_drops_the_oldest(
-        memory_node, ros, tmp_path):
-    _, memory = start(memory_node, ros, tmp_path, pending_max=2)
-    values = ['green tea', 'black tea', 'oolong', 'mint tea', 'rooibos']
-    for value in values:
-        response = memory.remember(hedged(value=value))
-        assert (response.reason, response.pending_review) == ('evidence_not_in_utterance', True)
+def unknown(subject, episode='e1'):
+    """Return a remember request refused as subject_not_found (kept for review)."""
+    evidence = f'{subject} is allergic to latex'
+    return srv.Remember.Request(
+        episode_id=episode, turn_id=f't{next(_turns)}', utterance=f'{evidence}.',
+        kind='fact', subject=subject, predicate='allergic_to', value='latex',
+        evidence=evidence)
+
+
+def test_a_flood_of_refusals_never_pushes_out_an_item_a_person_has_not_seen(
+        memory_node, ros, tmp_path, capfd):
+    _, memory = start(memory_node, ros, tmp_path, pending_max=10)
+    real = memory.remember(hedged())
+    assert real.pending_review
+    # A flood: unknown subjects, each its own turn, as fast as remember answers.
+    flood = [memory.remember(unknown(f'Flood Person{number}', episode='flood'))
+             for number in range(40)]
+    # Every one is answered with the rules' own refusal; the first 9 fill the queue,
+    # the other 31 are not kept, and say so only by pending_review.
+    assert {(answer.status, answer.reason) for answer in flood} == {
+        ('rejected', 'subject_not_found')}
+    assert [answer.pending_review for answer in flood] == [True] * 9 + [False] * 31
+    assert {answer.error for answer in flood} == {flood[0].error}
     listed = pending(memory)
-    assert [item.value for item in listed.items] == values[-2:]
-    assert (listed.pending_count, listed.dropped_count) == (2, 3)
+    assert listed.items[0].utterance == 'Maybe Ada Lovelace prefers green tea.'
+    assert (listed.items[0].id, listed.pending_count, listed.dropped_count) == ('P1', 10, 0)
+    status = diagnostics(ros, str(tmp_path / 'memory.sqlite3'), lambda status: values(
+        status).get('review refusals not kept (queue full)') == '31')
+    assert (values(status)['review refusals not kept (episode limit)'],
+            values(status)['review refusals not kept (rate limit)'],
+            values(status)['review notes lost']) == ('0', '0', '0')
+    # Once room is made, refusals are kept again; both turns of the run were logged once.
+    memory.admin('dismiss', pending_id='P2', reviewer=REVIEWER)
+    assert memory.remember(unknown('Late Person')).pending_review
+    # The in-process node logs to this process's stderr.
+    log = capfd.readouterr().err
+    assert log.count('the review queue keeps no new refusal (queue full') == 1, log
+    assert log.count('the review queue keeps refusals again; 31 were not kept') == 1, log
+
+
+def test_one_episode_and_one_minute_keep_at_most_their_share(memory_node, ros, tmp_path):
+    _, memory = start(memory_node, ros, tmp_path, pending_max_per_episode=3,
+                      pending_max_per_minute=5)
+    first = [memory.remember(unknown(f'Same Episode{number}', episode='e-one')).pending_review
+             for number in range(5)]
+    others = [memory.remember(unknown(f'Other Episode{number}', episode=f'e-{number}'))
+              .pending_review for number in range(4)]
+    assert first == [True, True, True, False, False]
+    assert others == [True, True, False, False]
+    assert pending(memory).pending_count == 5
 
 
 def test_the_review_services_decide_and_answer_clear_errors(memory_node, ros, tmp_path):

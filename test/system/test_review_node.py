@@ -161,7 +161,11 @@ def test_an_item_is_dismissed(ros, memory_node, tmp_path, console_memory):
     say(node, HEDGED)
     before = ok(console, 'persistent')
     assert '  pending review: 1' in before
+    database = tmp_path / 'memory.sqlite3'
+    assert raw_hits(database, ('green tea', 'prefers_drink'))
     assert ok(console, 'dismiss', 'P1') == 'dismissed P1\n'
+    # The node still runs: no byte of the item in the file, its -wal or its -shm.
+    assert raw_hits(database, ('green tea', 'prefers_drink')) == []
     after = ok(console, 'persistent')
     assert '  pending review: 0' in after
     assert after.replace('pending review: 0', '') == before.replace('pending review: 1', '')

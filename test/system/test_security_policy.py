@@ -107,7 +107,8 @@ def not_allowed(names, patterns):
 def test_every_process_wires_exactly_what_its_enclave_allows(ros, tmp_path, nested,
                                                              use_sim_time):
     namespace = unique_namespace('policy') + ('/robot2' if nested else '')
-    policy = load(security_policy.policy_xml(namespace))
+    # The simulation's policy: its perception hears cognition's results (paced by turns).
+    policy = load(security_policy.policy_xml(namespace, simulation=True))
     specs = simulation.simulation_nodes(
         database_path=str(tmp_path / 'memory.sqlite3'),
         scenario_file=simulation.default_scenario_file(), namespace=namespace,

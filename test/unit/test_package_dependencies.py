@@ -30,7 +30,8 @@ UNDECLARED = {'openai'}
 # a venv of its own (bench/README.md), never a dependency of this package.
 PEER_ONLY = {'robotmem'}
 # The test and bench helpers of this repository, imported by module name.
-LOCAL = {path.stem for path in (ROOT / 'test').glob('*.py')} | {
+# The test helpers are one package (test/helpers/); bench modules are flat.
+LOCAL = {'helpers'} | {path.stem for path in (ROOT / 'test').glob('*.py')} | {
     path.stem for path in (ROOT / 'bench').glob('*.py')}
 # Declared without an import statement: the generated interfaces' runtime,
 # the `ros2 launch` command, the launch_testing CMake glue and the pytest

@@ -69,6 +69,14 @@ def say(store, case, settings=SETTINGS, turn=None):
     return keep.keep(store, context, proposal, ROBOT, result, settings)
 
 
+def say_into(store, case, settings, intake, episode='e1'):
+    """Like say(), through one Intake (its per-minute record and log), in episode."""
+    utterance, proposal = case
+    context = TurnContext(episode, f't{next(_turns)}', utterance)
+    result = rules.admit(store, context, proposal, ROBOT)
+    return keep.keep(store, context, proposal, ROBOT, result, settings, intake)
+
+
 def pending(store):
     return store.pending_items(1000)[0]
 
@@ -170,19 +178,63 @@ def test_the_same_proposal_for_the_same_utterance_is_kept_once(world):
     assert len(pending(world)) == 2
 
 
-def test_a_full_queue_drops_the_oldest_and_counts_it(world):
+def allergic(name):
+    return (f'{name} is allergic to latex.',
+            Proposal('fact', name, 'allergic_to', 'latex', None, None,
+                     f'{name} is allergic to latex'))
+
+
+def test_a_full_queue_keeps_nothing_new_and_removes_nothing_waiting(world):
     small = keep.ReviewSettings(max_items=3)
+    logged = []
+    intake = keep.Intake(small, log=lambda text, warning: logged.append((warning, text)))
     names = ['Lou Arden', 'Kim Orr', 'Sam Vey', 'Ivo Lind', 'Pia Rask']
-    for name in names:
-        say(world, (f'{name} is allergic to latex.',
-                    Proposal('fact', name, 'allergic_to', 'latex', None, None,
-                             f'{name} is allergic to latex')), small)
-    assert [item.subject for item in pending(world)] == names[2:]
-    assert world.pending_items(10)[1] == (3, 2, 0)
-    with pytest.raises(ClosedError) as closed:
-        decisions.accept(world, 1, REVIEWER, small, new_entity_type='person')
-    assert str(closed.value) == (
-        'P1 was dropped at 2026-05-01T12:00:00Z: the review queue was full; nothing was written')
+    answers = [say_into(world, allergic(name), small, intake) for name in names]
+    # The rules' own refusal every time; only pending_review tells what was kept.
+    assert {(answer.reason, answer.rule) for answer in answers} == {('subject_not_found', '14')}
+    assert [answer.pending_review for answer in answers] == [True, True, True, False, False]
+    assert [item.subject for item in pending(world)] == names[:3]
+    assert world.pending_items(10)[1] == (3, 0, 0)
+    assert intake.not_kept == {'queue full': 2, 'episode limit': 0, 'rate limit': 0}
+    # Logged once when the run of refusals starts, once when an item fits again.
+    assert logged == [(True, 'the review queue keeps no new refusal (queue full: at most 3 '
+                             'waiting, 20 per episode, 30 new a minute); the refusals are '
+                             'answered as the rules give them, not kept, and counted on '
+                             '/diagnostics')]
+    decisions.dismiss(world, 1, REVIEWER, small)
+    assert say_into(world, allergic('Bram Tull'), small, intake).pending_review
+    assert logged[1:] == [(False, 'the review queue keeps refusals again; 2 were not kept '
+                                  'meanwhile')]
+    # The same proposal already waiting is answered kept, whatever the bounds.
+    assert say_into(world, allergic('Kim Orr'), small, intake).pending_review
+
+
+def test_one_episode_and_one_minute_keep_at_most_their_share(world):
+    bounds = keep.ReviewSettings(max_per_episode=2, max_per_minute=3)
+    now = [1000.0]
+    intake = keep.Intake(bounds, clock=lambda: now[0])
+    same = [say_into(world, allergic(f'Kim Orr{n}'), bounds, intake, episode='e-same')
+            for n in range(3)]
+    assert [answer.pending_review for answer in same] == [True, True, False]
+    other = [say_into(world, allergic(f'Sam Vey{n}'), bounds, intake, episode=f'e{n}')
+             for n in range(2)]
+    assert [answer.pending_review for answer in other] == [True, False]
+    assert intake.not_kept == {'queue full': 0, 'episode limit': 1, 'rate limit': 1}
+    now[0] += keep.RATE_WINDOW_SEC
+    assert say_into(world, allergic('Ivo Lind'), bounds, intake, episode='e9').pending_review
+    assert len(pending(world)) == 4
+
+
+@pytest.mark.parametrize('name, value', [
+    ('pending_max', 0), ('pending_max_per_episode', 0), ('pending_max_per_minute', 10001),
+    ('pending_max_per_minute', True)])
+def test_bounds_out_of_range_are_refused_by_name(name, value):
+    values = {'pending_max': 200, 'pending_max_per_episode': 20, 'pending_max_per_minute': 30,
+              name: value}
+    with pytest.raises(ValueError, match=f'^{name} must be an integer from 1 to 10000$'):
+        keep.ReviewSettings.from_parameters(True, values['pending_max'], 7.0,
+                                            values['pending_max_per_episode'],
+                                            values['pending_max_per_minute'])
 
 
 def test_an_item_expires_after_its_age_and_then_cannot_be_accepted(world, clock):
@@ -484,6 +536,43 @@ def test_forget_of_an_entity_removes_the_items_naming_it_with_no_word_left(world
     assert raw_hits(db_path, SECRET_WORDS + ('Zorb',)) == []
     world.close()
     assert raw_hits(db_path, SECRET_WORDS + ('Zorb',)) == []
+
+
+def test_forget_of_an_entity_removes_the_items_whose_utterance_names_it(world, db_path):
+    quennifer = world.add_entity('person', 'Zorblatt Quennifer')
+    world.add_alias(quennifer.id, 'Zorb')
+    # Neither the subject nor the related entity: only the operator's words name them.
+    mentions = [
+        ('Lou Arden met Zorblatt Quennifer at the plumbix market.', 'Lou Arden', 'met'),
+        ('Kim Orr, a friend of ZORB, sells plumbix cordial.', 'Kim Orr', 'sells'),
+        # A genitive, as admission finds a subject said in German or Dutch.
+        ('Ivo Lind fährt Zorbs plumbix Auto.', 'Ivo Lind', 'drives'),
+    ]
+    for utterance, subject, predicate in mentions:
+        result = say(world, (utterance, Proposal(
+            'fact', subject, predicate, 'plumbix', None, None, utterance.rstrip('.'))))
+        assert result.pending_review, (utterance, result)
+    # Whole words only: "Zorbex" is not "Zorb", and Ada stays.
+    say(world, ('Pia Rask owns a Zorbex plumbix.', Proposal(
+        'fact', 'Pia Rask', 'owns', 'a Zorbex plumbix', None, None,
+        'Pia Rask owns a Zorbex plumbix')))
+    kept = [item.id for item in pending(world)]
+    assert len(kept) == 4
+    plan = world.forget_entity(quennifer.id, apply=True)
+    assert plan.pending_ids == tuple(kept[:3])
+    assert [item.subject for item in pending(world)] == ['Pia Rask']
+    world.close()
+    assert raw_hits(db_path, ('Zorblatt', 'Quennifer', 'ZORB', 'Zorbs', 'Lou Arden',
+                              'Kim Orr', 'Ivo Lind')) == []
+
+
+def test_dismiss_leaves_no_byte_of_the_item_in_any_file(world, db_path):
+    result = say(world, SECRET)
+    assert (result.reason, result.pending_review) == ('subject_not_found', True)
+    assert raw_hits(db_path, SECRET_WORDS)  # in the WAL until the dismiss
+    decisions.dismiss(world, 1, REVIEWER, SETTINGS)
+    # While the store is still open: nothing in the database, the -wal or the -shm.
+    assert raw_hits(db_path, SECRET_WORDS) == []
 
 
 def test_forget_of_a_memory_removes_the_items_that_conflict_with_it_or_say_it(world):

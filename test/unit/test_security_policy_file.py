@@ -198,3 +198,95 @@ def test_the_lifecycle_option_adds_only_the_managed_nodes_lifecycle_names(capsys
         ('/site/robot2/memory', memory, 'serve'): lifecycle,
         ('/site/robot2/memory', memory, 'publish'): {'/site/robot2/memory/transition_event'},
         ('/site/robot2/admin', ('/', security_policy.ROS2CLI_NODE), 'call'): lifecycle}
+
+
+# Perception, attention and cognition's results ------------------------------------------
+
+@pytest.mark.parametrize('namespace', NAMESPACES)
+def test_in_bringup_perception_hears_no_memory_text_and_attention_has_a_topic_of_its_own(
+        namespace):
+    merged = enclaves(namespace)
+    results = f'{prefix(namespace)}/cognition/tool_results'
+    perception = merged[f'{prefix(namespace)}/perception']
+    # Cognition's results carry recalled memory: perception gets no grant on them.
+    assert not any(results in names for names in perception.values())
+    assert perception['call'] == set() and perception['serve'] == {
+        name for name in perception['serve'] if name.startswith(
+            f'{prefix(namespace)}/perception/')}
+    # Only cognition speaks on its topic (end-of-turn and acknowledgement markers).
+    assert holders(merged, 'publish', results) == {'cognition'}
+    assert holders(merged, 'subscribe', results) == {'operator_source', 'operator_chat'}
+    attention = f'{prefix(namespace)}/attention/tool_results'
+    assert holders(merged, 'publish', attention) == {'attention'}
+    assert holders(merged, 'subscribe', attention) == set()
+
+
+def test_the_simulation_option_lets_only_perception_hear_cognitions_results(capsys):
+    assert security_policy.main(['--namespace', '/mira', '--simulation']) == 0
+    text = capsys.readouterr().out
+    assert text == security_policy.policy_xml('/mira', simulation=True)
+    simulated, plain = load(text), policy('/mira')
+    added = {(enclave, key, rule): names - plain[enclave][key][rule]
+             for enclave, profiles in simulated.items() for key, rules in profiles.items()
+             for rule, names in rules.items() if names - plain[enclave][key][rule]}
+    assert added == {('/mira/perception', ('/mira', 'perception'), 'subscribe'): {
+        '/mira/cognition/tool_results'}}
+
+
+# docs/trust.md's table of grants -----------------------------------------------------------
+
+TRUST = ROOT / 'docs' / 'trust.md'
+TABLE_HEADER = '| enclave | publish | subscribe | serve | call | actions |'
+TOOL_NODES = (security_policy.CONSOLE_NODE, security_policy.ROS2CLI_NODE)
+
+
+def _every_node(ns, node):
+    """Return what every profile is granted besides its own row (docs/trust.md says it once)."""
+    own = f'{prefix(ns)}/{node}'
+    serve = {f'{own}/get_type_description'}
+    if node not in TOOL_NODES:
+        serve |= {f'{own}/{name}' for name in PARAMETER_SERVICES}
+    return {'publish': {'/rosout', '/parameter_events'}, 'subscribe': {'/clock'},
+            'serve': serve}
+
+
+def _relative(name, namespace='/mira'):
+    return name[len(namespace) + 1:] if name.startswith(namespace + '/') else name
+
+
+def grants_table(namespace='/mira', **options):
+    """Return {enclave: {column: {names}}} of the generated policy, as docs/trust.md lists it."""
+    table = {}
+    for path, profiles in load(security_policy.policy_xml(namespace, **options)).items():
+        row = table[path.rpartition('/')[2]] = {
+            column: set() for column in ('publish', 'subscribe', 'serve', 'call', 'actions')}
+        for (ns, node), rules in profiles.items():
+            common = _every_node(ns, node)
+            for rule, names in rules.items():
+                for name in names - common.get(rule, set()):
+                    action, _, part = name.partition('/_action/')
+                    if part == 'send_goal':
+                        row['actions'].add(('execute ' if rule == 'serve' else 'call ')
+                                           + _relative(action, namespace))
+                    elif not part:
+                        row[rule].add(_relative(name, namespace))
+    return table
+
+
+def documented_table():
+    lines = TRUST.read_text().splitlines()
+    start = lines.index(TABLE_HEADER) + 2
+    table = {}
+    for line in lines[start:]:
+        if not line.startswith('|'):
+            break
+        enclave, *cells = [cell.strip() for cell in line.strip('|').split('|')]
+        table[enclave.strip('`')] = {
+            column: {name.strip().strip('`') for name in cell.split(', ') if cell != '-'}
+            for column, cell in zip(('publish', 'subscribe', 'serve', 'call', 'actions'),
+                                    cells)}
+    return table
+
+
+def test_docs_trust_lists_every_grant_of_every_enclave():
+    assert documented_table() == grants_table()

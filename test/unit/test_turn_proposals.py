@@ -66,13 +66,13 @@ def test_an_identical_retry_of_a_rejection_gets_the_same_rejection():
     assert admit.calls == 0
 
 
-def test_an_identical_retry_of_an_applied_request_is_admitted_again():
+def test_an_identical_retry_of_an_applied_request_gets_the_first_answer():
     log = TurnProposalLog()
     log.answer(FACT_CONTEXT, FACT, Admission(CREATED))
     admit = Admission(DUPLICATE)
 
-    assert log.answer(FACT_CONTEXT, FACT, admit) == DUPLICATE
-    assert admit.calls == 1
+    assert log.answer(FACT_CONTEXT, FACT, admit) == CREATED
+    assert admit.calls == 0
 
 
 def test_empty_and_null_related_fields_are_the_same_request():

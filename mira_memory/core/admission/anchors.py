@@ -31,7 +31,7 @@ from typing import Optional, Tuple
 
 from mira_memory.core.admission import clauses
 from mira_memory.core.admission.clauses import NAME_MAX_WORDS
-from mira_memory.core.admission.normalize import display_form, NormalizationError
+from mira_memory.core.admission.normalize import display_form, locate, NormalizationError
 from mira_memory.core.admission.normalize import normalize_key
 from mira_memory.core.admission.text import BOUNDARIES, find_spans, key_of, phrase_lengths
 from mira_memory.core.admission.text import phrase_spans, tokenize
@@ -141,6 +141,23 @@ def value_spans(needle, evidence_text, offset):
 def _language():
     from mira_memory.core.admission.language import language  # language imports text only
     return language()
+
+
+def names(name, text):
+    """
+    Return True when text says name: admission's literal test for a subject (rule 6).
+
+    A whole-word occurrence after normalization (normalize.locate), or the
+    name with a genitive ending (said_as_genitive). Forget uses the same
+    test to find the kept utterances that name an entity; text that cannot
+    be normalized names nothing.
+    """
+    try:
+        if locate(name, text) is not None:
+            return True
+    except NormalizationError:
+        return False
+    return said_as_genitive(name, text)
 
 
 def said_as_genitive(name, evidence):

@@ -573,8 +573,7 @@ def _judge_request(context, proposal, robot_profile, overrides=frozenset()):
     evidence = _locate_evidence(context, proposal.evidence)
     if evidence is None:
         return None, _rejected(REASON_EVIDENCE_NOT_IN_UTTERANCE, rule='5')
-    if locate(proposal.subject, evidence) is None and not anchors.said_as_genitive(
-            proposal.subject, evidence):
+    if not anchors.names(proposal.subject, evidence):
         return None, _rejected(REASON_SUBJECT_NOT_SUPPORTED, rule='6')
     value_key = normalize_key(proposal.value)
     if related_entity is not None:

@@ -106,8 +106,16 @@ def supersede(store, pending_id, reviewer, settings):
 
 
 def dismiss(store, pending_id, reviewer, settings):
-    """Remove the item from the queue; nothing else is written."""
-    return _decide(store, pending_id, reviewer, settings, DISMISS)
+    """
+    Remove the item from the queue; nothing else is written.
+
+    Then the WAL is truncated, as after a forget: secure_delete clears the
+    item's page in the database, and the truncation its frames in the WAL,
+    so no byte of its text stays in any file once dismiss answers.
+    """
+    reviewed = _decide(store, pending_id, reviewer, settings, DISMISS)
+    store.truncate_wal()
+    return reviewed
 
 
 def _decide(store, pending_id, reviewer, settings, action, new_entity_type=None, aliases=()):

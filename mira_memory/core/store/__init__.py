@@ -121,6 +121,10 @@ class MemoryStore(reads.Reads):
             self._readers.append(reader)
             return reader
 
+    def set_wal_truncation(self, guard):
+        """Enter guard() around every WAL truncation (a forget's; core/replication)."""
+        self._connection.wal_truncation = guard
+
     def close(self):
         """Close this store and every reader it opened; closing again is a no-op."""
         with self._connection.lock:
@@ -185,11 +189,20 @@ class MemoryStore(reads.Reads):
 
         Those memories go with all their links (to other entities too) and
         payloads, and so do the pending items that name the entity (as
-        subject or related entity, by its name or an alias) or those
-        memories; one transaction, then the WAL is truncated as in
+        subject or related entity, or in the utterance, by its name or an
+        alias: pending.naming) or those memories; one transaction, then the WAL is truncated as in
         forget_memory. apply=False only reports. Returns the ForgetPlan.
         """
         return writes.forget_entity(self._connection, self._clock, entity_id, apply=apply)
+
+    def truncate_wal(self):
+        """
+        Copy the WAL into the database and cut it to zero bytes, synced (as forget does).
+
+        With secure_delete, the text of rows a transaction removed then stays
+        in no file (dismiss: core/review/decisions.py).
+        """
+        self._connection.truncate_wal()
 
     def write(self):
         """Return a context manager holding one BEGIN IMMEDIATE transaction."""
@@ -199,15 +212,16 @@ class MemoryStore(reads.Reads):
         """Return a ReviewTransaction: a write transaction with what a review writes."""
         return ReviewTransaction(self._connection, self._clock)
 
-    def keep_pending(self, values, *, max_age, max_items):
+    def keep_pending(self, values, *, max_age):
         """
         Keep a refused proposal for review; return (pending id, True when new).
 
         values: records.PENDING_COLUMNS after id and created_at. Committed
-        without its own fsync (writes.keep_pending, core/review: why).
+        without its own fsync (writes.keep_pending, core/review: why). Nothing
+        waiting is removed to make room: core/review/keep.py decides first
+        whether the item fits (pending_load).
         """
-        return writes.keep_pending(self._connection, self._clock, values, max_age=max_age,
-                                   max_items=max_items)
+        return writes.keep_pending(self._connection, self._clock, values, max_age=max_age)
 
     def expire_pending(self, max_age):
         """Close the pending items older than max_age (a timedelta); return how many."""

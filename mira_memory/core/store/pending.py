@@ -6,15 +6,17 @@ Like reads.py, every function takes an open sqlite3 connection inside the
 caller's transaction (the node's owner connection, or a read snapshot for
 the queries), so a kept refusal, an accept and a forget each change the
 queue in the same transaction as everything else they write. The queue is
-bounded (the caller's max_items, the oldest dropped first) and expiring (items
-created before the caller's cutoff leave at expire()), so every scan here
-reads at most max_items rows. An item that leaves the queue for any reason leaves a
+bounded (core/review/keep.py keeps nothing new once load() says it is full;
+nothing waiting is ever removed to make room) and expiring (items created
+before the caller's cutoff leave at expire()), so every scan here reads a
+bounded number of rows. An item that leaves the queue for any reason leaves a
 `pending_closed` row behind (outcome, memory, when, by whom; none of its
 text), kept while it is younger than the cutoff and about CLOSED_MAX of
 them (trim_closed), so a late accept is told what became of it. core/review decides what
 to keep and what an accept may write; this module only stores.
 """
 
+from mira_memory.core.admission import anchors
 from mira_memory.core.admission.normalize import NormalizationError, normalize_key
 from mira_memory.core.store.records import ClosedPending, PENDING_COLUMNS, PendingItem
 
@@ -27,7 +29,6 @@ CLOSED_MAX = 1000
 TRIM_EVERY = 64
 # Who closes an item when no person does.
 BY_EXPIRY = 'expiry'
-BY_QUEUE_FULL = 'queue full'
 BY_FORGET = 'memory forget'
 
 # Second-person subjects denote the robot profile (rules.SECOND_PERSON_SUBJECTS).
@@ -39,10 +40,10 @@ INSERT_SQL = (
 ITEM_SQL = 'SELECT %s FROM pending WHERE id = ?' % ', '.join(PENDING_COLUMNS)
 ID_BY_DIGEST_SQL = 'SELECT id, created_at FROM pending WHERE request_digest = ?'
 ITEMS_SQL = 'SELECT %s FROM pending ORDER BY id LIMIT ?' % ', '.join(PENDING_COLUMNS)
-COUNT_SQL = 'SELECT count(*) FROM pending'
-# One statement: a full queue pays for its drop on every keep.
-DROP_OLDEST_SQL = (
-    'DELETE FROM pending WHERE id IN (SELECT id FROM pending ORDER BY id LIMIT ?) RETURNING id')
+# What the review intake needs to decide whether one more item fits (core/review/keep.py).
+LOAD_SQL = (
+    'SELECT (SELECT count(*) FROM pending), (SELECT count(*) FROM pending WHERE episode_id = ?),'
+    ' EXISTS (SELECT 1 FROM pending WHERE request_digest = ?)')
 EXPIRED_SQL = 'SELECT id FROM pending WHERE created_at < ? ORDER BY created_at, id'
 DELETE_SQL = 'DELETE FROM pending WHERE id = ?'
 CLOSE_SQL = (
@@ -61,8 +62,8 @@ ADD_COUNTS_SQL = (
     ' WHERE id = 1')
 # What forget matches: every item's names and the memories it names (bounded by the queue).
 NAMES_SQL = (
-    'SELECT id, subject, related_entity, robot_profile, evidence, conflicting_memory_ids'
-    ' FROM pending ORDER BY id')
+    'SELECT id, subject, related_entity, robot_profile, evidence, conflicting_memory_ids,'
+    ' utterance FROM pending ORDER BY id')
 
 
 def item_from_row(row):
@@ -82,16 +83,16 @@ def memory_ids_text(memory_ids):
     return ' '.join(str(memory_id) for memory_id in memory_ids)
 
 
-def insert(conn, values, *, now, cutoff, max_items):
+def insert(conn, values, *, now, cutoff):
     """
     Keep one refused proposal; return (pending id, True when new).
 
     values: the PENDING_COLUMNS after id, in order. The same request
     (request_digest) already waiting keeps its id and is not kept twice,
     unless it was created before cutoff: then it is closed as expired and the
-    request kept anew. A queue then over max_items drops its oldest items,
-    each closed and counted. Other expired items are left to expire(), so a
-    keep reads no more than it must (bench/README.md, issue 35).
+    request kept anew. Nothing waiting is ever removed to make room: the
+    caller decided that the item fits (load(), core/review/keep.py). Other
+    expired items are left to expire(), so a keep reads no more than it must.
     """
     cursor = conn.execute(INSERT_SQL, values)
     if cursor.rowcount == 0:
@@ -102,15 +103,15 @@ def insert(conn, values, *, now, cutoff, max_items):
         conn.execute(ADD_COUNTS_SQL, {'dropped': 0, 'expired': 1})
         cursor = conn.execute(INSERT_SQL, values)
     pending_id = cursor.lastrowid
-    over = conn.execute(COUNT_SQL).fetchone()[0] - max_items
-    if over > 0:
-        dropped = [row[0] for row in conn.execute(DROP_OLDEST_SQL, (over,))]
-        conn.executemany(CLOSE_SQL, [(pending_id, 'dropped', None, now, BY_QUEUE_FULL)
-                                     for pending_id in dropped])
-        conn.execute(ADD_COUNTS_SQL, {'dropped': len(dropped), 'expired': 0})
     if pending_id % TRIM_EVERY == 0:
         trim_closed(conn, cutoff)
     return pending_id, True
+
+
+def load(conn, episode_id, request_digest):
+    """Return (items waiting, of them of episode_id, True when request_digest waits)."""
+    waiting, of_episode, known = conn.execute(LOAD_SQL, (episode_id, request_digest)).fetchone()
+    return waiting, of_episode, bool(known)
 
 
 def trim_closed(conn, cutoff):
@@ -169,25 +170,29 @@ def _key(text):
         return None
 
 
-def naming(conn, *, name_keys=(), memory_ids=(), summary_keys=()):
+def naming(conn, *, names=(), memory_ids=(), summary_keys=()):
     """
     Return the ids of the waiting items that name an entity or a memory.
 
     An item names an entity when its subject (for you/your/yours/yourself,
-    the robot profile it was said to) or its related entity has one of
-    name_keys (the entity's canonical name and aliases, normalized); it names
-    a memory when it conflicts with one of memory_ids, or when its evidence
-    is one of summary_keys (the same words as a memory being forgotten).
+    the robot profile it was said to) or its related entity is one of names
+    (the entity's canonical name and aliases), or when its utterance says one
+    of them, as admission finds a subject in the evidence (anchors.names:
+    whole words after normalization, or a genitive). It names a memory when
+    it conflicts with one of memory_ids, or when its evidence is one of
+    summary_keys (the same words as a memory being forgotten).
     """
-    name_keys, summary_keys = set(name_keys), set(summary_keys)
-    memory_ids = set(memory_ids)
+    name_keys = {_key(name) for name in names} - {None}
+    summary_keys, memory_ids = set(summary_keys), set(memory_ids)
     found = []
-    for pending_id, subject, related, robot, evidence, conflicting in conn.execute(NAMES_SQL):
+    for (pending_id, subject, related, robot, evidence, conflicting,
+         utterance) in conn.execute(NAMES_SQL):
         subject_key = _key(subject)
         if subject_key in _SECOND_PERSON:
             subject_key = _key(robot)
-        names = {subject_key, _key(related) if related else None} - {None}
-        if (names & name_keys or _key(evidence) in summary_keys
-                or memory_ids.intersection(memory_ids_from_text(conflicting))):
+        keys = {subject_key, _key(related) if related else None} - {None}
+        if (keys & name_keys or _key(evidence) in summary_keys
+                or memory_ids.intersection(memory_ids_from_text(conflicting))
+                or any(anchors.names(name, utterance) for name in names)):
             found.append(pending_id)
     return tuple(found)

@@ -255,6 +255,11 @@ class Reads:
         with self._connection.snapshot('pending_items') as conn:
             return pending.items(conn, limit), pending.counts(conn)
 
+    def pending_load(self, episode_id, request_digest):
+        """Return (items waiting, of them of episode_id, True when request_digest waits)."""
+        with self._connection.snapshot('pending_load') as conn:
+            return pending.load(conn, episode_id, request_digest)
+
     def pending_item(self, pending_id):
         """Return (the waiting PendingItem or None, its ClosedPending or None)."""
         pending_id = positive_id(pending_id, 'pending id')

@@ -163,6 +163,9 @@ class OwnerConnection(Connection):
         self._touched = None
         # The first storage failure's text, once writes stopped (class docstring).
         self.writes_stopped = None
+        # A context manager entered around truncate_wal's checkpoint: replication
+        # (core/replication) stops Litestream's reader there, then wipes its copies.
+        self.wal_truncation = contextlib.nullcontext
 
     @contextlib.contextmanager
     def atomic(self, *, tracked=False, durable=True):
@@ -303,7 +306,7 @@ class OwnerConnection(Connection):
         brings the old frames back, the forgotten text in them. So the WAL
         is synced here (fsync on any descriptor of a file syncs its size).
         """
-        with self.lock, self._stopping_writes_on_storage_failure():
+        with self.lock, self._stopping_writes_on_storage_failure(), self.wal_truncation():
             conn = self.require_open()
             self.require_writes()
             try:

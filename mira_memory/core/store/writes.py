@@ -55,9 +55,9 @@ INSERT_SUPERSESSION_SQL = (
     'INSERT INTO supersessions (old_memory_id, new_memory_id, created_at) VALUES (?, ?, ?)')
 # What forget asks of a memory besides its rows: its summary names pending items.
 MEMORY_SUMMARY_SQL = 'SELECT summary FROM memories WHERE id = :memory_id'
-ENTITY_NAME_KEYS_SQL = (
-    'SELECT name_key FROM entities WHERE id = :entity_id'
-    ' UNION SELECT alias_key FROM aliases WHERE entity_id = :entity_id')
+ENTITY_NAMES_SQL = (
+    'SELECT canonical_name FROM entities WHERE id = :entity_id'
+    ' UNION SELECT alias FROM aliases WHERE entity_id = :entity_id')
 
 # A retirement reason is a short operator note, not a document.
 REASON_MAX_LENGTH = 500
@@ -100,7 +100,7 @@ def _insert_memory(conn, new, now, allow_runtime_source):
     return reads.query_memory(conn, memory_id)
 
 
-def _forget_plan(conn, target, memory_ids, alias_count, apply, name_keys=()):
+def _forget_plan(conn, target, memory_ids, alias_count, apply, names=()):
     links = payloads = 0
     summary_keys = set()
     for memory_id in memory_ids:
@@ -108,7 +108,7 @@ def _forget_plan(conn, target, memory_ids, alias_count, apply, name_keys=()):
         links += conn.execute(MEMORY_LINK_COUNT_SQL, params).fetchone()[0]
         payloads += conn.execute(MEMORY_PAYLOAD_COUNT_SQL, params).fetchone()[0]
         summary_keys.add(normalize_key(conn.execute(MEMORY_SUMMARY_SQL, params).fetchone()[0]))
-    pending_ids = pending.naming(conn, name_keys=name_keys, memory_ids=memory_ids,
+    pending_ids = pending.naming(conn, names=names, memory_ids=memory_ids,
                                  summary_keys=summary_keys)
     return ForgetPlan(target=target, memory_ids=tuple(memory_ids), alias_count=alias_count,
                       link_count=links, payload_count=payloads, applied=apply,
@@ -238,9 +238,9 @@ def forget_entity(connection, clock, entity_id, *, apply):
             raise NotFoundError('entity %s not found' % format_entity_id(entity_id))
         memory_ids = tuple(row[0] for row in conn.execute(ENTITY_MEMORY_IDS_SQL, params))
         aliases = conn.execute(ENTITY_ALIAS_COUNT_SQL, params).fetchone()[0]
-        name_keys = [row[0] for row in conn.execute(ENTITY_NAME_KEYS_SQL, params)]
+        names = [row[0] for row in conn.execute(ENTITY_NAMES_SQL, params)]
         plan = _forget_plan(conn, format_entity_id(entity_id), memory_ids, aliases, apply,
-                            name_keys)
+                            names)
         if apply:
             _forget_pending(conn, plan.pending_ids, now)
             _delete_memories(conn, memory_ids)
@@ -251,7 +251,7 @@ def forget_entity(connection, clock, entity_id, *, apply):
     return plan
 
 
-def keep_pending(connection, clock, values, *, max_age, max_items):
+def keep_pending(connection, clock, values, *, max_age):
     """
     Keep one refused proposal for review; return (pending id, True when new).
 
@@ -265,8 +265,7 @@ def keep_pending(connection, clock, values, *, max_age, max_items):
     now = timestamp(clock)
     cutoff = timestamp(lambda: clock() - max_age)
     with connection.atomic(tracked=True, durable=False) as conn:
-        return pending.insert(conn, (values[0], now, *values[1:]), now=now, cutoff=cutoff,
-                              max_items=max_items)
+        return pending.insert(conn, (values[0], now, *values[1:]), now=now, cutoff=cutoff)
 
 
 def expire_pending(connection, clock, max_age):

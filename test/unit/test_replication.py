@@ -1,0 +1,196 @@
+# SPDX-License-Identifier: Apache-2.0
+"""
+Replication's ROS-free parts: replica_url checks, Litestream's configuration, health from its log.
+
+The processes themselves (Litestream, the node, sshd) are in
+test/system/test_replication.py.
+"""
+
+import json
+import os
+import stat
+import time
+
+from mira_memory.core.replication import status, supervisor, target
+import pytest
+
+
+def test_a_directory_url_gives_a_file_replica():
+    replica = target.parse('file:///mnt/replica/mira/')
+    assert (replica.scheme, replica.path) == ('file', '/mnt/replica/mira')
+    config = json.loads(replica.litestream_config('/data/memory.sqlite3'))
+    assert config['dbs'] == [{'path': '/data/memory.sqlite3', 'monitor-interval': '1s',
+                              'replica': {'sync-interval': '1s', 'type': 'file',
+                                          'path': '/mnt/replica/mira'}}]
+    assert config['logging'] == {'level': 'debug', 'type': 'json'}
+
+
+def test_an_sftp_url_needs_a_key_and_a_pinned_host_key(tmp_path):
+    key = tmp_path / 'id'
+    key.write_text('key')
+    host_key = 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAA comment'
+    replica = target.parse('sftp://mira@backup.example:2222/srv/mira', str(key), host_key)
+    assert replica.litestream_replica() == {
+        'sync-interval': '1s', 'type': 'sftp', 'host': 'backup.example:2222', 'user': 'mira',
+        'path': '/srv/mira', 'key-path': str(key),
+        'host-key': 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAA'}
+    with pytest.raises(target.ReplicaConfigError, match='needs replica_key_path'):
+        target.parse('sftp://mira@backup/srv/mira', '', host_key)
+    with pytest.raises(target.ReplicaConfigError, match='needs replica_host_key'):
+        target.parse('sftp://mira@backup/srv/mira', str(key), '')
+    with pytest.raises(target.ReplicaConfigError, match='must not hold a password'):
+        target.parse('sftp://mira:secret@backup/srv/mira', str(key), host_key)
+    with pytest.raises(target.ReplicaConfigError, match='USER@HOST'):
+        target.parse('sftp://backup/srv/mira', str(key), host_key)
+
+
+@pytest.mark.parametrize('url, says', [
+    ('', 'replica_url is empty'),
+    ('/mnt/replica', 'is not a replica URL'),
+    ('ftp://host/x', 'is not a replica URL'),
+    ('s3://bucket/mira', 's3:// replicas are not supported, because forget'),
+    ('gs://bucket/mira', 'gs:// replicas are not supported'),
+    ('file://relative/dir', 'a file:// replica is a local directory'),
+    ('file:///', 'absolute directory path other than /'),
+    ('file:///a/../b', 'must not contain ".."'),
+    ('file:///a?x=1', 'no query or fragment'),
+    ('file:///a\nb', 'control characters'),
+])
+def test_a_bad_url_is_refused_with_one_line(url, says):
+    with pytest.raises(target.ReplicaConfigError, match=says.replace('?', r'\?')) as error:
+        target.parse(url)
+    assert '\n' not in str(error.value)
+
+
+def test_the_generated_configuration_is_private_and_removed_on_close(tmp_path):
+    logger = type('Logger', (), {'info': print, 'error': print})()
+    replicator = supervisor.Supervisor(target.parse((tmp_path / 'replica').as_uri()),
+                                       tmp_path / 'memory.sqlite3', logger, binary='/bin/false')
+    config = replicator.config_path
+    assert stat.S_IMODE(os.stat(config).st_mode) == 0o600
+    assert stat.S_IMODE(os.stat(config.parent).st_mode) == 0o700
+    replicator.check_replica()
+    assert stat.S_IMODE(os.stat(tmp_path / 'replica').st_mode) == 0o700
+    assert os.listdir(tmp_path / 'replica') == []
+    replicator.close()
+    assert not config.parent.exists()
+
+
+class Clock:
+    def __init__(self):
+        self.now = 100.0
+
+    def __call__(self):
+        return self.now
+
+
+def _line(message, **fields):
+    return json.dumps({'time': 't', 'level': 'DEBUG', 'msg': message, **fields})
+
+
+def _sync(replica, database):
+    return _line('replica sync', txid={'replica': f'{replica:016x}', 'db': f'{database:016x}'})
+
+
+def test_health_follows_litestream_log_lines():
+    clock = Clock()
+    health = status.ReplicationStatus('file:///r', clock=clock, wall=lambda: 0.0)
+    health.started(42)
+    health.read_log_line(_sync(0, 3))
+    clock.now += 12.0
+    level, message, values = health.report(lag_warn_sec=10.0)
+    assert (level, dict(values)['replication'], dict(values)['replication lag sec']) == (
+        'WARN', 'behind', '12.0')
+    # The upload of an LTX file at level 0 carries a second "level" key.
+    health.read_log_line('{"level":"DEBUG","msg":"ltx file uploaded","level":0,'
+                         '"minTXID":"0000000000000001","maxTXID":"0000000000000003"}')
+    level, _, values = health.report(10.0)
+    assert (level, dict(values)['replication'], dict(values)['replica txid']) == (
+        'OK', 'in sync', '3')
+    assert dict(values)['last replica sync'] == '1970-01-01T00:00:00Z'
+    health.read_log_line(json.dumps({'level': 'ERROR', 'msg': 'sync error',
+                                     'error': 'mkdir /r/ltx: not a directory'}))
+    level, message, values = health.report(10.0)
+    assert level == 'ERROR' and dict(values)['replication'] == 'replica unreachable'
+    assert message == 'replication: replica unreachable: sync error: mkdir /r/ltx: not a directory'
+    clock.now += 1.0
+    health.read_log_line(_sync(3, 3))
+    assert health.report(10.0)[0] == 'OK'
+
+
+def test_an_exit_is_an_error_until_the_replica_catches_up():
+    clock = Clock()
+    health = status.ReplicationStatus('file:///r', clock=clock)
+    health.started(1)
+    health.read_log_line(_sync(2, 2))
+    health.read_log_line('not json: panic')
+    health.exited(-9)
+    clock.now += 5.0
+    level, message, values = health.report()
+    assert level == 'ERROR' and 'litestream exited with status -9' in message
+    assert dict(values)['litestream restarts'] == '1'
+    assert dict(values)['replication lag sec'] == '5.0'  # since the last sync
+    assert health.last_error_line() == 'not json: panic'
+    health.started(2)
+    clock.now += 1.0
+    health.read_log_line(_sync(2, 2))
+    assert health.report()[0] == 'OK'
+
+
+class Logger:
+    def __init__(self):
+        self.lines = []
+
+    def info(self, line):
+        self.lines.append(('INFO', line))
+
+    def error(self, line):
+        self.lines.append(('ERROR', line))
+
+
+def _fake_litestream(tmp_path, body):
+    binary = tmp_path / 'litestream'
+    binary.write_text(f'#!/bin/sh\n{body}\n')
+    binary.chmod(0o700)
+    return str(binary)
+
+
+def _wait(condition, timeout=10.0):
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, 'timed out'
+        time.sleep(0.02)
+
+
+def test_a_forget_just_before_close_still_wipes_the_replica(tmp_path):
+    replica = tmp_path / 'replica'
+    (replica / 'ltx' / '0').mkdir(parents=True)
+    (replica / 'ltx' / '0' / '0000000000000001-0000000000000001.ltx').write_bytes(b'secret')
+    meta = supervisor.meta_directory(tmp_path / 'memory.sqlite3')
+    (meta / 'ltx' / '0').mkdir(parents=True)
+    (meta / 'ltx' / '0' / 'local.ltx').write_bytes(b'secret')
+    replicator = supervisor.Supervisor(
+        target.parse(replica.as_uri()), tmp_path / 'memory.sqlite3', Logger(),
+        binary=_fake_litestream(tmp_path, 'echo started; exec sleep 600'))
+    replicator.start()
+    _wait(lambda: replicator.status.running)
+    with replicator.wal_truncation():
+        assert not replicator.status.running  # stopped before the checkpoint
+    replicator.close()
+    assert not (replica / 'ltx').exists() and not meta.exists()
+
+
+def test_litestream_that_exits_is_restarted_and_reported(tmp_path):
+    logger = Logger()
+    replicator = supervisor.Supervisor(
+        target.parse((tmp_path / 'replica').as_uri()), tmp_path / 'memory.sqlite3', logger,
+        binary=_fake_litestream(tmp_path, 'echo "cannot open database"; exit 3'))
+    replicator.start()
+    try:
+        _wait(lambda: replicator.status.restarts >= 2)  # 1 s backoff, then 2 s
+    finally:
+        replicator.close()
+    level, message, _ = replicator.status.report()
+    assert level == 'ERROR' and 'litestream exited with status 3' in message
+    assert ('ERROR', 'replication: litestream exited with status 3 (cannot open database); '
+                     'restarting in 1 s') in logger.lines
