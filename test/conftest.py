@@ -150,7 +150,8 @@ LAUNCH_TESTS = pathlib.Path(__file__).parent / 'launch'
 
 
 def pytest_ignore_collect(collection_path, config):
-    """Collect the launch_testing files only when a run names test/launch.
+    """
+    Collect the launch_testing files only when a run names test/launch.
 
     pytest.ini's python_files matches them, so `python -m pytest test/launch`
     runs them (launch_testing's pytest plugin); a run of the whole suite

@@ -87,4 +87,5 @@ def test_the_documented_transcript_is_what_the_programs_print(docs_node, page):
     result = subprocess.run(
         [prysk, '--shell', str(docs_node / 'shell'), '--color', 'never', str(ROOT / page)],
         capture_output=True, text=True, timeout=300)
-    assert result.returncode == 0, f'{page} differs from the real run:\n{result.stdout}{result.stderr}'
+    differences = result.stdout + result.stderr
+    assert result.returncode == 0, f'{page} differs from the real run:\n{differences}'
