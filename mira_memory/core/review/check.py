@@ -108,11 +108,16 @@ def explanation(grounding):
         value = getattr(grounding, field.name)
         if field.name in _STORE_CHECK_FIELDS or value in (None, '', (), [], False):
             continue
-        shown.append((field.name.replace('_', ' '), _text(value)))
+        name = 'trigger' if field.name == 'decider' else field.name.replace('_', ' ')
+        shown.append((name, _text(value)))
     return tuple(shown)
 
 
 def _text(value):
+    if hasattr(value, '_fields'):
+        # A named record that says itself in words (verdict.Decider: class,
+        # words, position and scope of a trigger).
+        return str(value)
     if isinstance(value, (tuple, list)):
         return ', '.join(_text(item) for item in value)
     if dataclasses.is_dataclass(value):
