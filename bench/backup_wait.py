@@ -36,6 +36,7 @@ import tempfile
 import time
 
 import generate
+from machine_readings import fsync_file
 from mira_memory.action import Backup, Export, Verify
 from mira_memory.client import names
 from mira_memory.msg import OperatorUtterance
@@ -46,7 +47,7 @@ from rclpy.action import ActionClient
 from rclpy.context import Context
 from rclpy.executors import SingleThreadedExecutor
 import report
-from run_bench import CALL_TIMEOUT_S, fsync_file, READY_TIMEOUT_S, stop_process
+from run_processes import CALL_TIMEOUT_S, READY_TIMEOUT_S, stop_process
 from std_srvs.srv import Trigger
 import verify_cost
 import workload

@@ -40,7 +40,7 @@ import rclpy
 from rclpy.action import ActionClient
 from rclpy.context import Context
 from rclpy.executors import SingleThreadedExecutor
-from run_bench import READY_TIMEOUT_S, stop_process
+from run_processes import READY_TIMEOUT_S, stop_process
 import verify_cost
 
 BENCH_DIR = pathlib.Path(__file__).resolve().parent

@@ -54,6 +54,7 @@ import tempfile
 import time
 
 import generate
+from machine_readings import fsync_file
 from mira_memory.client import names
 from mira_memory.msg import OperatorUtterance
 from mira_memory.simulation import processes
@@ -62,7 +63,7 @@ import rclpy
 from rclpy.context import Context
 from rclpy.executors import SingleThreadedExecutor
 import report
-from run_bench import CALL_TIMEOUT_S, fsync_file, READY_TIMEOUT_S, stop_process
+from run_processes import CALL_TIMEOUT_S, READY_TIMEOUT_S, stop_process
 from std_srvs.srv import Trigger
 import workload
 
