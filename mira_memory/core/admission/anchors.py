@@ -131,6 +131,10 @@ def judge(c, occurrence):
     if subject_tokens is None:
         return Anchored('subject_partial')
     subject_first, subject_stop, possessive = subject_tokens
+    # "Daan z'n vrouw werkt ...": a possessive word right after the name
+    # makes it a possessor, as "Daan's" does.
+    if subject_stop < stop and tokens[subject_stop].key in lang.possessive_linkers:
+        possessive = True
     subject_key = normalize_key(c.subject)
     same = lang.robot_references if subject_key in lang.robot_references else frozenset()
     # A pronoun resuming the name ("Marek he is ...") and the subject said
@@ -434,7 +438,10 @@ def _inverted(lang, tokens, first, subject_first):
     before = tokens[first:subject_first]
     return (3 <= len(before) <= 5 and all(token.is_word for token in before)
             and (before[0].key in lang.function_words or before[0].is_number)
-            and before[-1].key not in lang.function_words)
+            and before[-1].key not in lang.function_words
+            # "de dochter van Henk werkt ...": the word before the name is
+            # a genitive preposition, not the verb.
+            and before[-1].key not in lang.genitive_prepositions)
 
 
 def _value_and_polarity(c, occurrence, subject, value_span):
