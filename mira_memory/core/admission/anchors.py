@@ -131,6 +131,10 @@ def judge(c, occurrence):
     if subject_tokens is None:
         return Anchored('subject_partial')
     subject_first, subject_stop, possessive = subject_tokens
+    # "Daan z'n vrouw werkt ...": a possessive word right after the name
+    # makes it a possessor, as "Daan's" does.
+    if subject_stop < stop and tokens[subject_stop].key in lang.possessive_linkers:
+        possessive = True
     subject_key = normalize_key(c.subject)
     same = lang.robot_references if subject_key in lang.robot_references else frozenset()
     # A pronoun resuming the name ("Marek he is ...") and the subject said
@@ -434,7 +438,10 @@ def _inverted(lang, tokens, first, subject_first):
     before = tokens[first:subject_first]
     return (3 <= len(before) <= 5 and all(token.is_word for token in before)
             and (before[0].key in lang.function_words or before[0].is_number)
-            and before[-1].key not in lang.function_words)
+            and before[-1].key not in lang.function_words
+            # "de dochter van Henk werkt ...": the word before the name is
+            # a genitive preposition, not the verb.
+            and before[-1].key not in lang.genitive_prepositions)
 
 
 def _value_and_polarity(c, occurrence, subject, value_span):
@@ -653,10 +660,28 @@ def _resumes_or_describes(lang, tokens, opener, value_first):
             opener + 1 < value_first and tokens[opener + 1].is_word):
         return True
     if key in lang.possessive_determiners or key in lang.subject_prefixes:
-        closing = next((index for index in range(opener, min(opener + 5, value_first))
-                        if not tokens[index].is_word), None)
-        return closing is not None and tokens[closing].text == ','
+        closing = _closing_comma(tokens, opener, value_first)
+        return closing is not None
+    if key in lang.demonstratives:
+        # "Moss, that dog, she's ...": a demonstrative appositive counts only
+        # when a pronoun resumes the name after it.
+        closing = _closing_comma(tokens, opener, value_first, numbers=True)
+        return closing is not None and closing + 1 < value_first and (
+            tokens[closing + 1].key in lang.persons) and (
+            tokens[closing + 1].key in lang.subject_pronouns)
     return False
+
+
+def _closing_comma(tokens, opener, value_first, numbers=False):
+    """
+    Return the comma that closes an appositive of at most four words at opener, or None.
+
+    numbers: a number may stand in it ("that one").
+    """
+    closing = next((index for index in range(opener, min(opener + 5, value_first))
+                    if not (tokens[index].is_word or numbers and tokens[index].is_number)),
+                   None)
+    return closing if closing is not None and tokens[closing].text == ',' else None
 
 
 def _stressed_pronoun(lang, tokens, opener, value_first):
@@ -693,6 +718,17 @@ def _other_clause(lang, tokens, after_subject, value_first):
                 return 'value_in_other_clause'
             index = closing + 1
             continue
+        if token.key in lang.demonstratives and index - 2 == after_subject and (
+                tokens[after_subject].text == ','):
+            # "Moss, that dog, she's afraid of thunder": a demonstrative
+            # phrase between commas right after the name, resumed by a
+            # person pronoun, is a left dislocation, not another clause.
+            closing = next((position for position in range(index, min(index + 3, value_first))
+                            if tokens[position].text == ','), None)
+            if closing is not None and closing + 1 < value_first and (
+                    tokens[closing + 1].key in lang.persons):
+                index = closing + 1
+                continue
         if token.key in lang.complementizers:
             rest = tokens[index + 1:value_first]
             if len(rest) > 1 or (rest and rest[0].key not in lang.function_words):
@@ -780,6 +816,8 @@ def _other_subject(lang, tokens, after_subject, value_first, same, transparent=f
     resumable = after_subject
     for index in range(after_subject, value_first):
         token = tokens[index]
+        if index < resumable:
+            continue  # inside "that one," before the resumption: "Daan, that one, he's ..."
         if token.is_word:
             if token.key not in lang.conjunctions or index == after_subject:
                 continue
@@ -791,15 +829,22 @@ def _other_subject(lang, tokens, after_subject, value_first, same, transparent=f
         if opener >= value_first or opener in transparent:
             # "Nils speaks Danish, I mean Norwegian": a correction is no subject.
             continue
+        if index == resumable != after_subject and tokens[opener].key in lang.persons and (
+                tokens[opener].key in lang.subject_pronouns):
+            continue  # the pronoun that resumes the name: "Daan, that one, he's a ..."
         if index == resumable and _resumes_or_describes(lang, tokens, opener, value_first):
             if _stressed_pronoun(lang, tokens, opener, value_first):
                 resumable = opener + 1  # "Marc, him, he's from Lille": then the resumption
+            elif tokens[opener].key in lang.demonstratives:
+                # "Moss, that dog, she's afraid of thunder": then the resumption
+                resumable = _closing_comma(tokens, opener, value_first, numbers=True)
             continue
         openings += 1
         if openings > _CLAUSES_CHECKED_MAX or (
                 tokens[opener].key in lang.persons and tokens[opener].key not in same):
             return True, ()
-    start = after_subject
+    # (Names are looked for after an appositive that a pronoun resumes.)
+    start = after_subject if resumable == after_subject else resumable + 1
     if start < value_first and tokens[start].is_word and tokens[start].key in lang.coordinators:
         start += 1
         while start < value_first and tokens[start].is_word and (

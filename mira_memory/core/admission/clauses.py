@@ -57,6 +57,10 @@ _REPEAT_MAX_WORDS = 3
 # A sentence in a claimed language of at least this many words (names and
 # numbers aside) holds at least one word its language data knows.
 UNCLAIMED_MIN_WORDS = 4
+# A sentence of at most this many words (names and the value aside) that an
+# unclaimed language knows as well as a claimed one is refused: too few words
+# to tell the two apart.
+UNCLAIMED_TIE_MAX_WORDS = 2
 
 
 class Boundary(NamedTuple):
@@ -499,6 +503,14 @@ def unclaimed(claim, structure_, names):
         # letter or letter sequence no claimed language has: "Kasia nie je
         # mięsa" (German knows "nie" and "je" too), "Zofia pochodzi z Krakowa".
         return True
+    if other_best and other_best == best and len(counted) <= UNCLAIMED_TIE_MAX_WORDS and all(
+            _verbless(claim.lang, tokens[index].key) for index, _, _, _ in counted):
+        # A short sentence whose few words an unclaimed language knows as
+        # well as a claimed one, and which in the claimed language has no
+        # verb: "Hamid Bilbokoa da" (Basque "is"; Portuguese and Italian
+        # "from"), "Agnès ne je mesa" (Slovene "does not eat"; French "ne",
+        # "je"). Read in the claimed language it is no statement at all.
+        return True
     return len(counted) >= UNCLAIMED_MIN_WORDS and not best
 
 
@@ -525,6 +537,12 @@ def _unclaimed_words(lang, analysis, structure_, vocatives):
             index > structure_.start and token.text[:1].isupper())
         words.append((index, letters, lang.unclaimed_languages.get(key, ()), languages))
     return words
+
+
+def _verbless(lang, key):
+    """Return True for a pronoun, negator or "of" of a claimed language: not a verb."""
+    return key not in lang.copulas and (
+        key in lang.genitive_prepositions or key in lang.first_person or lang.is_negator(key))
 
 
 def _known_form(lang, key):

@@ -35,7 +35,7 @@ FORMS_DIRECTORY = LANGUAGE_DIRECTORY / 'forms'
 # The version of the rules' code: major for a rule that refuses what it
 # admitted before (or the reverse), minor for a new rule or word class.
 # rules_digest() names the word lists they read.
-RULES_VERSION = '7.0.0'
+RULES_VERSION = '8.0.0'
 # An optional directory of further language files (language_files()).
 EXTRA_LANGUAGE_ENV = 'MIRA_MEMORY_EXTRA_LANGUAGE_DIR'
 

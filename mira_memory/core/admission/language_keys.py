@@ -71,6 +71,10 @@ LANGUAGE_LISTS = (
     ListKey('copulas', WORDS, '"<possessor>\'s <words> <copula> <value>" describes the '
                               'possessor'),
     ListKey('possessive_suffixes', ENDINGS, 'endings that make a name a possessor ("\'s")'),
+    ListKey('demonstratives', WORDS, 'open an appositive that a pronoun resumes ("Moss, that '
+                                     'dog, she ...")'),
+    ListKey('possessive_linkers', WORDS, 'right after a name, make it a possessor ("Daan z\'n '
+                                         'fiets", "Paul sein Hund")'),
     ListKey('possessive_subjects', WORDS, 'subject words that are possessors ("your")'),
     ListKey('possessive_determiners', WORDS, 'may come before a subject name ("my cousin '
                                              'Bob")'),
