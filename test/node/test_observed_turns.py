@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
 """
-remember admits only operator turns the memory node heard itself (issue 12).
+remember admits only operator turns the memory node heard itself.
 
 Every test runs a memory node in-process (node tier); turns are published
 over DDS on its operator/utterance topic, as the operator source publishes them.
