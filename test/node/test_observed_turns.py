@@ -218,7 +218,7 @@ def test_back_to_back_turns_each_followed_at_once_by_its_remember(
         # The same statement in every turn: created once, then duplicates.
         request = said()
         if number % 2 == 0:
-            # The order: the turn, then at once its remember.
+            # Cognition's order: the turn, then at once its remember.
             response = memory.remember(request)
         else:
             # The race made certain: the remember leaves before its turn.
