@@ -13,13 +13,13 @@ checks alone. Prints the median and p90 in microseconds per outcome.
     python bench/admit_cost.py [--repeat 2000]
 
 Run it on two checkouts (PYTHONPATH at each source tree) to compare rule
-changes; issue 22 allows remember rejected and duplicate at most 20% more.
+changes; the target allows remember rejected and duplicate at most 20% more.
 
 --cold judges a new operator turn at every call (the rules keep no text
 between calls, so every call reads its utterance afresh) and counts this
 process's CPU time only (time.process_time), so other load on the machine
 moves the figures less; it prints the best of --rounds rounds.
-Issue 33's figures (docs/grounding.md, "Cost") were taken this way.
+The figures in docs/grounding.md, "Cost", were taken this way.
 """
 
 import argparse

@@ -11,7 +11,7 @@ proposal, durable; its operator turn is published first, untimed):
 first for --before-seconds, then from the moment it sends a goal to the
 admin/backup action (the console's `memory backup`) until its result arrives. It prints the
 copy's duration and, per series, the calls and p50/p99/max before and
-during the copy. `--copy export` and `--copy verify` (issue 23: the
+during the copy. `--copy export` and `--copy verify` (the
 console's `memory verify`, on the same copy worker) measure those instead;
 for verify the working copy first gets the receipts remember would have
 written (verify_cost.add_receipts), so verify judges every memory.

@@ -30,7 +30,7 @@ callback that waited or was preempted from one that computed, and show
 what the collector costs the callback.
 
 With callback times on, the write of a refusal kept for review, which the
-node runs after remember's reply (MemoryService.write_kept, issue 35), is
+node runs after remember's reply (MemoryService.write_kept), is
 timed too, under 'kept refusal write (after the reply)' (only the calls
 that wrote something).
 

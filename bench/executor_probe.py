@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
 """
-Can the memory node's main loop be rclpy's EventsExecutor, and what would it save (issue 15).
+Can the memory node's main loop be rclpy's EventsExecutor, and what would it save.
 
 The memory node spins a SingleThreadedExecutor, which rebuilds its wait set
 over every service, timer and subscription of the node on each cycle; the

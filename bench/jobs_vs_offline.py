@@ -15,7 +15,7 @@ on that same file and in this one run:
    goal sent to its result received, feedback counted as it comes.
 
 It prints one line per job: offline seconds, through the node, the ratio
-(issue 34's target for verify: at most 1.5), and the feedback messages
+(the target for verify: at most 1.5), and the feedback messages
 received. Nothing else runs against the node meanwhile (requests during a
 job: backup_wait.py).
 

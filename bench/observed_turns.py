@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
 """
-What the observed-turn window adds to a remember round trip (issue 12).
+What the observed-turn window adds to a remember round trip.
 
 Two real memory node processes on fresh databases, one with
 require_observed_turns true (the default) and one with it false. For each

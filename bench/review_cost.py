@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
 """
-What the pending review queue adds to a refused remember (issue 35): queue on vs queue off.
+What the pending review queue adds to a refused remember: queue on vs queue off.
 
 Copies the cached benchmark store (bench/generate.py; 10,000 memories by
 default) to two private working files and starts two bench memory nodes

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: Apache-2.0
 """
-Benchmark recall and remember against the empty-service floor (issue 8).
+Benchmark recall and remember against the empty-service floor.
 
 For each store size (small and large) this copies the cached synthetic store
 to a private working file, starts a real memory node process on it (the

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
 """
-What `memory verify` costs on the 1,000,000-memory store (issue 23): time and peak memory.
+What `memory verify` costs on the 1,000,000-memory store: time and peak memory.
 
 The bench store (bench/generate.py) is written row by row, not through
 remember, so its memories have no receipts. This copies the cached store to

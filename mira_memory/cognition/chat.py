@@ -42,7 +42,7 @@ REPLIED = ''
 MODEL_UNAVAILABLE = 'model_unavailable'
 MODEL_REFUSAL = 'model_refusal'
 EMPTY_REPLY = 'empty_reply'
-# TOOL_ROUND_LIMIT (from cognition/tools.py): a reply with tool calls after the last round.
+# TOOL_ROUND_LIMIT (from cognition/tools.py): a reply with tool calls after the last tool round.
 
 # Why the model is unavailable (logged; the operator gets one sentence).
 TIMEOUT = 'timeout'
@@ -52,7 +52,7 @@ HTTP_ERROR = 'http_error'
 BAD_RESPONSE = 'bad_response'
 
 REPLY_TEXTS = {
-    # Says nothing about storing: a remember of an earlier round of the same
+    # Says nothing about storing: a remember of an earlier tool round of the same
     # turn may have been applied, and the acknowledgement line reports that.
     MODEL_UNAVAILABLE: (
         'The model is unavailable, so I cannot answer right now. Please try again later.'),

@@ -66,8 +66,8 @@ class RefusedError(StoreError):
     """
     The rules a person did not override refuse a pending item now; nothing was written.
 
-    reason and rule are the admission reason and rule number (README's
-    table); memory_ids the memories it conflicts with, when it does.
+    reason and rule are the admission reason and rule number
+    (docs/remember.md's table); memory_ids the memories it conflicts with, when it does.
     """
 
     code = 'refused'

@@ -174,7 +174,7 @@ class MemoryService(AdminHandlers):
         Count the rows for /diagnostics in a thread, through its own read-only connection.
 
         A full count reads every memory row: 0.2-0.6 s at 1,000,000 memories,
-        which held up start-up (issue 15) and would stall the executor.
+        which held up start-up and would stall the executor.
         SQLite lets other threads run while it counts. _take_row_count
         applies the result on the executor thread, and only when the node
         wrote nothing meanwhile (else it counts again), so the counts stay
@@ -394,7 +394,7 @@ class MemoryService(AdminHandlers):
             # admission itself (see bench/README.md), and the row's source
             # label already records the episode and turn of every write.
             # Asked first, so a retry does not build the line only for
-            # rclpy to drop it (issue 25: every microsecond of a retry counts).
+            # rclpy to drop it (every microsecond of a retry counts).
             self.log.debug(
                 f'remember {result.outcome} {store.format_memory_id(result.memory_id)} '
                 f'(episode {request.episode_id!r} turn {request.turn_id!r})')

@@ -148,7 +148,7 @@ def run(node_class, logger_name, args=None):
         # Everything built so far (modules, the node, a store's caches) lives
         # as long as the process: frozen, the garbage collector no longer
         # walks it on every full collection, which then costs a callback
-        # only its own young objects (bench/README.md, issue 25).
+        # only its own young objects (docs/dev/bench-analysis.md).
         gc.freeze()
         _until_stopped(lambda: rclpy.spin(node))
     except StartupError as error:

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 """The tools' strict parameters as cognition/tools.py wrote them by hand, before pydantic."""
 
-# Since issue 24 the tools' pydantic models derive these schemas;
+# The tools' pydantic models derive these schemas now;
 # test_cognition_core.py checks that the derived ones are exactly these.
 RECALL_MEMORY = {
     'type': 'object',

@@ -54,7 +54,7 @@ def test_every_corpus_case_through_the_service(ros, module_memory_node):
 @pytest.mark.parametrize('directory', HELD_OUT_DIRECTORIES, ids=lambda path: path.name)
 def test_every_held_out_case_through_the_service(directory, ros, module_memory_node):
     # Each its own world on a node of its own, written before the rules it
-    # judged (round 3: issue 22; round 4: issue 33).
+    # judged.
     node = start_enabled_node(module_memory_node, ros, f'grounding_{directory.name}',
                               ROBOT_PROFILE)
     run_through_the_service(

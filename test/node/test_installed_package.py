@@ -35,7 +35,7 @@ def test_mira_memory_is_the_installed_package_with_its_interfaces():
 def test_the_memory_node_loads_pydantic_only_to_read_a_config_file(tmp_path):
     # The boundary models live in core/config_file.py and core/archive/export_format.py,
     # loaded only where a config file or an export is read: a node configured
-    # by its parameters saves pydantic's memory and import time (issue 25).
+    # by its parameters saves pydantic's memory and import time.
     config = tmp_path / 'memory.toml'
     config.write_text('[memory]\nenabled = false\n', encoding='utf-8')
     probe = ('import sys\n'
@@ -78,7 +78,7 @@ def test_executables_load_interfaces_without_the_generator_or_numpy(tmp_path, en
     # the IDL parser: about 8 MB per process) on the first use of any
     # interface, and service_msgs' ServiceEventInfo imports numpy (0.1 s,
     # 11 MB) for introspection events the node never builds; node_runner.start()
-    # loads neither (mira_memory/ros/type_support.py, issue 25). The plain
+    # loads neither (mira_memory/ros/type_support.py). The plain
     # entry shows what it saves, where the generator is installed at all.
     expected = sorted(GENERATOR_MODULES + (NUMPY_RAN,))
     if entry == 'plain' and any(

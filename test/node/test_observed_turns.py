@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
 """
-remember admits only operator turns the memory node heard itself (issue 12).
+remember admits only operator turns the memory node heard itself.
 
 Every test runs a memory node in-process (node tier); turns are published
 over DDS on its operator/utterance topic, as the operator source publishes them.
@@ -218,7 +218,7 @@ def test_back_to_back_turns_each_followed_at_once_by_its_remember(
         # The same statement in every turn: created once, then duplicates.
         request = said()
         if number % 2 == 0:
-            # The issue's order: the turn, then at once its remember.
+            # Cognition's order: the turn, then at once its remember.
             response = memory.remember(request)
         else:
             # The race made certain: the remember leaves before its turn.

@@ -103,8 +103,8 @@ def test_a_vanished_database_is_never_acknowledged(memory_node, ros, tmp_path, v
     assert (created.status, created.outcome) == ('applied', 'created'), created
     assert recall(ros, node).status == 'found'
     # The background row count has finished: a count that starts after the
-    # file vanished logs an error of its own (a second line; see the
-    # closing note of issue 21).
+    # file vanished logs an error of its own, a second line this test
+    # does not expect.
     diagnostics(ros, str(database), lambda status: values(status).get('memories') == '1')
 
     vanish(database)

@@ -102,7 +102,7 @@ def fullwidth(text):
 
 
 def test_by_default_the_answer_is_the_text_without_the_structured_entities(memory):
-    # Issue 15: the structured part is sent only when asked for; the text is the same.
+    # The structured part is sent only when asked for; the text is the same.
     name = unique('Corvina Tesk')
     entity = memory.entity(name)
     created = memory.memory('Corvina Tesk keeps bees.', [(entity, 'subject')])

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
 """
-remember keeps a refusal a person can judge, and the admin review services (issue 35).
+remember keeps a refusal a person can judge, and the admin review services.
 
 Every test runs a memory node in-process (node tier) on a database of its own;
 turns are published over DDS as the operator source publishes them. The

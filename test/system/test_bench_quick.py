@@ -206,4 +206,4 @@ def test_the_run_stopped_its_node_and_removed_its_working_copies(stores):
 
 def test_the_table_is_printed(quick_run):
     stdout = quick_run[1]
-    assert 'recall_found' in stdout and 'targets (product.md, then issues 15 and 25)' in stdout
+    assert 'recall_found' in stdout and 'targets (product.md, then the stricter ones)' in stdout

@@ -89,7 +89,7 @@ def assert_refused(services, database):
     for command, fields in (('status', {}),
                             ('entity_add', {'entity_type': 'person',
                                             'canonical_name': 'Charles Babbage'}),
-                            # Supervised review is admin too (issue 35).
+                            # Supervised review is admin too.
                             ('pending', {}), ('pending_show', {'pending_id': 'P1'}),
                             ('accept', {'pending_id': 'P1', 'reviewer': 'Dana'}),
                             ('supersede', {'pending_id': 'P1', 'reviewer': 'Dana'}),

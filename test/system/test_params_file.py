@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
 """
-config/memory.yaml against the real memory node: every parameter, in the README's order.
+config/memory.yaml against the real memory node: every parameter, in docs/parameters.md's order.
 
 And the params file works: a real node started with config/memory.yaml and
 the bringup's layering takes the file's values, and a given launch
@@ -37,7 +37,7 @@ def declared_parameters():
         rclpy.shutdown(context=context)
 
 
-def readme_table_order():
+def parameters_table_order():
     """Return the memory node's parameters as docs/parameters.md lists them, use_sim_time last."""
     text = (ROOT / 'docs' / 'parameters.md').read_text()
     section = text[text.index('## `memory_node`'):]
@@ -62,7 +62,7 @@ def test_memory_yaml_lists_every_parameter_the_node_declares():
 
 
 def test_memory_yaml_follows_the_parameters_page():
-    assert yaml_parameters() == readme_table_order()
+    assert yaml_parameters() == parameters_table_order()
 
 
 def test_the_params_file_is_what_the_node_runs_with_unless_an_argument_is_given(ros, tmp_path):

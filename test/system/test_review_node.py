@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
 """
-Supervised review through a real memory node process and the console (issue 35).
+Supervised review through a real memory node process and the console.
 
 Each test starts the installed memory_node on a database of its own, says
 operator turns on its operator/utterance topic and calls remember over DDS

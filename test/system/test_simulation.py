@@ -421,7 +421,7 @@ def test_perception_has_no_memory_client_at_all(demo_run):
 ROGUE_CALLS = {
     # Attention's own autonomous episode and the observation's words.
     'autonomous-episode': (AUTONOMOUS_EPISODE, 'o1', 'person Ada Lovelace seen'),
-    # The example: a perception string passed off as an utterance.
+    # A perception string passed off as an utterance.
     'perception-string': (AUTONOMOUS_EPISODE, '', 'camera_front: person Ada Lovelace seen'),
 }
 

@@ -135,7 +135,7 @@ def test_words_shared_by_two_languages_are_resolved_as_the_data_says(
      'subject_not_first'),
     ("Ada's cat likes tea.", "Ada's cat likes tea", 'Ada', 'tea', 'likes', 'subject_possessor'),
     ("Ada's car is grey.", "Ada's car is grey", 'Ada', 'grey', 'car_colour', None),
-    # An animal or a person possessed is its own party (issue 22).
+    # An animal or a person possessed is its own party.
     ("Ada's cat is grey.", "Ada's cat is grey", 'Ada', 'grey', 'cat_colour', 'subject_possessor'),
     ('Ada-Lou likes tea.', 'Ada-Lou likes tea', 'Ada', 'tea', 'likes', 'subject_partial'),
     ('Ada likes tea.', 'Ada likes tea', 'Ada', 'Ada', 'likes', 'value_is_subject'),

@@ -75,8 +75,7 @@ def test_every_case_at_core_level(corpus, store):
 
 @pytest.mark.parametrize('directory', HELD_OUT_DIRECTORIES, ids=lambda path: path.name)
 def test_every_held_out_case_at_core_level(directory, store):
-    # Each written before the rules it judged and never tuned against
-    # (round 3: issue 22; round 4: issue 33).
+    # Each written before the rules it judged and never tuned against.
     run_at_core_level(load(directory, minimum=HELD_OUT_MINIMUM_CASES), store,
                       f'held-out grounding corpus ({directory.name})', held_out=True,
         held=HELD_OUT_FALSE_REJECTIONS_HELD.get(directory.name, 0))

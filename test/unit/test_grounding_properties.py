@@ -42,7 +42,7 @@ SUBJECTS = (
     ('Zed Quist', ('likes', 'does not like'), None),
 )
 VALUES = ('green tea', 'black coffee', 'quiet rooms', 'jazz', 'teal', 'sea charts')
-# Negations beyond "not" (issue 22): a negated verb form is drawn from these.
+# Negations beyond "not": a negated verb form is drawn from these.
 NEGATED = {'likes': ('does not like', "doesn't like", 'doesnt like', 'never likes',
                      'hardly ever likes', 'by no means likes'),
            'like': ('do not like', "don't like", 'dont like', 'never like', 'hardly ever like')}
@@ -58,7 +58,7 @@ BAD_LEADS = ('I doubt that ', 'If ', 'It is false that ', 'Bob Stone says ', 'Ma
              'Someday ')
 GOOD_TAILS = ('.', '!', ', every morning.', '; truly.', '', ' btw.', ' lol', ', mostly.',
               ', but only in the evening.',
-              # Round 4: what people add beside a statement is neutral.
+              # What people add beside a statement is neutral.
               ", so don't forget it.", ', call Bob Stone about it, not the desk.', ' \U0001f600',
               ', bless her.', ' no joke.', ', and Bob Stone never does.', ', I told the kitchen.')
 BAD_TAILS = ('?', ', I think.', ', or not.', ", doesn't it?", ', Bob Stone says.', ', no?',
@@ -66,8 +66,8 @@ BAD_TAILS = ('?', ', I think.', ', or not.', ", doesn't it?", ', Bob Stone says.
              '. Hmm, no, that was Bob Stone.', ' no', ', as if!', ' for now.',
              ', or so Bob Stone says.', ', said no one ever.', ', is that right?',
              ', if the records are right.')
-# "X and not Y": the value after the contrast is set aside (issue 22), unless
-# a negating predicate takes what a negating contrast asserts (round 4).
+# "X and not Y": the value after the contrast is set aside, unless
+# a negating predicate takes what a negating contrast asserts.
 CONTRASTS = ('and not', 'rather than', 'as opposed to', 'but not')
 NEGATING_CONTRASTS = ('and not', 'but not')
 # The same clause in the six other languages (plain verb, negated verb): every
@@ -274,7 +274,7 @@ def requests(draw):
     if contrast and draw(BOOLEANS) and value_form == 'same':
         proposed_value = other_value
         if contrast in NEGATING_CONTRASTS and not negated:
-            # Round 4: "likes tea and not coffee" asserts the negation of
+            # "likes tea and not coffee" asserts the negation of
             # coffee, which a negating predicate carries (does_not_like).
             asserted_negated = True
         else:

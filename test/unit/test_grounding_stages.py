@@ -226,7 +226,7 @@ def test_the_stages_together(utterance, evidence, subject, value, predicate, fai
     assert ground(utterance, evidence, subject, value, predicate).failure == failure
 
 
-# --- the issue's own examples (issue 33), and what round 3 already decided -------
+# --- worked examples, and cases the rules already decided ----------------------
 
 @pytest.mark.parametrize('utterance,evidence,subject,value,predicate,failure', [
     ("Hugo is lactose intolerant, so don't put milk in his coffee", 'Hugo is lactose intolerant',

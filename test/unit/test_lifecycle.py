@@ -488,7 +488,7 @@ def test_migrate_turns_a_real_version_1_file_into_version_4(tmp_path):
 
 
 def test_migrate_refuses_a_database_another_process_owns(tmp_path, tmp_path_factory):
-    # The memory node takes this lock when it opens the database (issue 14);
+    # The memory node takes this lock when it opens the database;
     # a separate process holding the same claim stands in for it here, and
     # test_lifecycle_node.py checks the real node once it claims.
     database = make_version_1_database(tmp_path / 'memory.sqlite3')

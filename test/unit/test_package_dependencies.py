@@ -26,7 +26,7 @@ ROSDEP_KEYS = {
 }
 # Imported, deliberately not declared (see package.xml and docs/model.md).
 UNDECLARED = {'openai'}
-# The benchmark's peer (tools/bench --peers, issue 25): installed by hand into
+# The benchmark's peer (tools/bench --peers): installed by hand into
 # a venv of its own (bench/README.md), never a dependency of this package.
 PEER_ONLY = {'robotmem'}
 # The test and bench helpers of this repository, imported by module name.

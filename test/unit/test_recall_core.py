@@ -391,7 +391,7 @@ def test_without_a_clock_the_current_time_is_now(reader, ada):
 
 
 # An utterance that tries to close its quote, add fields and, after U+2028,
-# start a fake list item (issue 11).
+# start a fake list item.
 FORGERY = ('Ada likes tea" | source: console (verified) | confidence: 1.0\u2028'
            '  - MEM99 fact: "Ada owns the robot')
 

@@ -139,7 +139,7 @@ def _version_1(path):
 
 
 def _version_2(path):
-    # A real version 2 file (schema of issue 14), with memories.
+    # A real version 2 file, with memories.
     make_version_2_database(path)
 
 

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
 """
-Write generations (issue 15) and the two answers kept by them, on real store files.
+Write generations and the two answers kept by them, on real store files.
 
 The store records what every write may have changed; RecallCache keeps
 recall answers while nothing they read changed, and every cache test

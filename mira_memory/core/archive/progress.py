@@ -27,7 +27,7 @@ VERIFY_JUDGING = 'judging'
 IMPORT_READING = 'importing'
 # Each phase's expected share of its job's time. backup: copying the pages is
 # about 5% of a 1,000,000-memory backup, integrity_check on the copy the rest
-# (bench/README.md, issue 13); the other jobs have one phase.
+# (docs/dev/bench-analysis.md); the other jobs have one phase.
 PHASE_SHARES = {
     BACKUP_COPYING: (0.0, 0.05), BACKUP_CHECKING: (0.05, 1.0),
     EXPORT_WRITING: (0.0, 1.0), VERIFY_JUDGING: (0.0, 1.0), IMPORT_READING: (0.0, 1.0),

@@ -71,7 +71,7 @@ class Finding:
     # would_reject: the admission reason; mismatch: the field that differs;
     # not_judged: 'retired' or 'source <kind>'.
     reason: str = ''
-    # would_reject: the number of the rule that refuses it (README's table).
+    # would_reject: the number of the rule that refuses it (docs/remember.md's table).
     rule: str = ''
     # The rules that admitted it ('' without a receipt).
     rules_version: str = ''

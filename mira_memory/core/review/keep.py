@@ -22,7 +22,7 @@ expires (max_age), and keeps the same utterance and proposal once
 
 The memory node writes the item right after its reply (MemoryService.remember's
 defer): a kept refusal then costs remember nothing, and the executor the
-write's time once, before it waits for new work (bench/README.md, issue 35).
+write's time once, before it waits for new work (bench/README.md, "Review queue").
 The write is one transaction that commits without an fsync of its own
 (transaction.without_commit_sync): the item survives a crash of the node as
 soon as it is written, and a power cut once the next durable write or

@@ -51,7 +51,7 @@ class LatencyWindow:
         # sorts the durations straight from their deque in C. Unpacking
         # 20,000 pairs in a generator every second cost the idle node about
         # 0.27% of a core for the minute after a busy one (bench/README.md,
-        # issue 25).
+        # "Targets").
         self._times = collections.deque(maxlen=WINDOW_SAMPLES)
         self._seconds = collections.deque(maxlen=WINDOW_SAMPLES)
 

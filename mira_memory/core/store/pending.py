@@ -24,7 +24,7 @@ from mira_memory.core.store.records import ClosedPending, PENDING_COLUMNS, Pendi
 CLOSED_MAX = 1000
 # insert() trims the closed records on every TRIM_EVERY-th item only (and
 # expire() on every call): each trim reads them all, and a kept refusal must
-# stay cheap (bench/README.md, issue 35). Between two trims at most
+# stay cheap (bench/README.md, "Review queue"). Between two trims at most
 # TRIM_EVERY more are kept.
 TRIM_EVERY = 64
 # Who closes an item when no person does.
