@@ -25,17 +25,14 @@ from mira_memory.core.admission.rules import Proposal, REASONS, TurnContext
 
 CORPUS_DIRECTORY = pathlib.Path(__file__).resolve().parents[1] / 'grounding_corpus'
 # The held-out parts, each its own world, loaded and reported on its own, so
-# the rules are never tuned against them by accident: round 3's (issue 22)
-# and round 4's two (issue 33: six new deployments each, speech recognition,
-# typed chat, non-native English, a third in the six other languages, and
-# languages without data), each written blind before the rules it judged:
-# heldout_round4/ before the round-4 rules, heldout_round4b/ after the
-# classes the first one showed were fixed.
+# the rules are never tuned against them by accident. Each was written blind
+# (by someone who read neither the rules, their data nor any corpus) before
+# the rules it first judged: six deployments each, speech recognition, typed
+# chat, non-native English, the six other languages and languages without
+# data. The directory names carry the order they were written in.
 HELD_OUT_DIRECTORY = CORPUS_DIRECTORY / 'heldout'
 HELD_OUT_ROUND4_DIRECTORY = CORPUS_DIRECTORY / 'heldout_round4'
 HELD_OUT_ROUND4B_DIRECTORY = CORPUS_DIRECTORY / 'heldout_round4b'
-# heldout_round5/: six more deployments, written blind before the rules
-# that made the rarely-neutral classes reach across the sentence.
 HELD_OUT_ROUND5_DIRECTORY = CORPUS_DIRECTORY / 'heldout_round5'
 HELD_OUT_DIRECTORIES = (HELD_OUT_DIRECTORY, HELD_OUT_ROUND4_DIRECTORY,
                         HELD_OUT_ROUND4B_DIRECTORY, HELD_OUT_ROUND5_DIRECTORY)

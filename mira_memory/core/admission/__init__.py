@@ -4,7 +4,7 @@ Admission: what remember may write, decided from the current operator turn.
 
 - rules.py: the admission rules in order (admit, judge), the single authority;
 - verdict.py: is the evidence a plain assertion, by the operator, about the subject
-  (round 4: text.py splits the utterance, clauses.py finds its clauses, scope.py
+  (text.py splits the utterance, clauses.py finds its clauses, scope.py
   the triggers whose scope reaches the evidence, anchors.py its subject, value
   and polarity; language.py loads the words);
 - normalize.py: when two strings are the same (identity keys, display forms);

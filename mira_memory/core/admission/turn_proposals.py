@@ -43,7 +43,7 @@ def request_digest(context, proposal):
     fields = [None if text == '' else text for text in fields]
     # The repr of a tuple quotes and escapes every text (surrogates too), so
     # it is unambiguous, and it costs a third of a JSON encoding: a retry
-    # pays this on every call (bench/README.md, issue 25).
+    # pays this on every call (measured: docs/dev/bench-analysis.md).
     return hashlib.sha256(repr(tuple(fields)).encode()).digest()
 
 
