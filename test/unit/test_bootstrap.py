@@ -86,6 +86,11 @@ exit 2
 """
 
 
+# The distro of the venv this run uses (tools/test's env.sh): the scratch
+# clone's stamp is that venv's, so bootstrap must be asked for that distro.
+DISTRO = os.environ.get('MIRA_ROS_DISTRO', 'jazzy')
+
+
 def _scratch_clone(tmp_path, colcon):
     """Return (bootstrap path, environment) of a clone whose venv is ready and colcon is fake."""
     clone = tmp_path / 'clone'
@@ -95,7 +100,7 @@ def _scratch_clone(tmp_path, colcon):
     stamp = real_venv / 'mira-requirements.stamp'
     if not stamp.exists():
         pytest.skip(f'not run from the bootstrapped venv ({sys.prefix} has no stamp)')
-    venv = tmp_path / 'venvs' / 'venv-jazzy'
+    venv = tmp_path / 'venvs' / f'venv-{DISTRO}'
     (venv / 'bin').mkdir(parents=True)
     (venv / 'bin' / 'python').symlink_to(real_venv / 'bin' / 'python')
     (venv / 'bin' / 'activate').write_text(f'PATH={venv}/bin:$PATH\n')
@@ -113,7 +118,7 @@ def _set_colcon(venv, script):
 
 
 def _bootstrap(script, env):
-    return subprocess.run([shutil.which('bash'), str(script), 'jazzy'], env=env,
+    return subprocess.run([shutil.which('bash'), str(script), DISTRO], env=env,
                           capture_output=True, text=True, timeout=60)
 
 
@@ -122,13 +127,13 @@ def test_a_first_build_says_what_it_does_how_long_it_takes_and_how_far_it_is(tmp
     result = _bootstrap(script, env)
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()
-    work = script.parents[1] / '.work' / 'jazzy'
+    work = script.parents[1] / '.work' / DISTRO
     assert lines[0] == (
         'bootstrap: build: colcon build (first build: about 1.5 min on an idle 2-core '
         f'machine, 6 to 10 min on a busy one); log: {work}/colcon-build.log')
     assert lines[1:3] == ['bootstrap: build: 30%', 'bootstrap: build: 90%']
     assert re.fullmatch(r'bootstrap: build: done in 0 min \d+ s', lines[3]), lines
-    assert lines[4] == f'bootstrap: ROS 2 jazzy ready; activate with: . {work}/env.sh'
+    assert lines[4] == f'bootstrap: ROS 2 {DISTRO} ready; activate with: . {work}/env.sh'
     assert len(lines) == 5
     # The build's own output is kept in the log, not shown.
     assert '[ 37%] Building C object' in (work / 'colcon-build.log').read_text()
@@ -136,7 +141,7 @@ def test_a_first_build_says_what_it_does_how_long_it_takes_and_how_far_it_is(tmp
 
 def test_a_warm_run_is_one_line(tmp_path):
     script, env, venv = _scratch_clone(tmp_path, NOTHING_TO_BUILD)
-    (script.parents[1] / '.work' / 'jazzy' / 'install' / 'mira_memory').mkdir(parents=True)
+    (script.parents[1] / '.work' / DISTRO / 'install' / 'mira_memory').mkdir(parents=True)
     result = _bootstrap(script, env)
     assert result.returncode == 0, result.stderr
     assert result.stdout.count('\n') == 1 and 'ready' in result.stdout, result.stdout

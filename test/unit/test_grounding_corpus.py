@@ -78,7 +78,7 @@ def test_every_held_out_case_at_core_level(directory, store):
     # Each written before the rules it judged and never tuned against.
     run_at_core_level(load(directory, minimum=HELD_OUT_MINIMUM_CASES), store,
                       f'held-out grounding corpus ({directory.name})', held_out=True,
-        held=HELD_OUT_FALSE_REJECTIONS_HELD.get(directory.name, 0))
+                      held=HELD_OUT_FALSE_REJECTIONS_HELD.get(directory.name, 0))
 
 
 def test_a_held_out_part_may_refuse_few_plain_statements_and_admit_nothing_false(corpus):
