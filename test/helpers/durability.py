@@ -79,12 +79,17 @@ class Event:
 
 
 def tag(number):
-    """Return three letters unique to number (below 26**3)."""
+    """
+    Return a word unique to number (below 26**3) that no language file knows.
+
+    Three letters alone can spell a word the grounding rules read ("fib", a
+    denial, refused the 889th remember); a leading "zq" spells none.
+    """
     letters = []
     for _ in range(3):
         number, digit = divmod(number, 26)
         letters.append(chr(ord('a') + digit))
-    return ''.join(letters)
+    return 'zq' + ''.join(letters)
 
 
 def remember_call(number):
