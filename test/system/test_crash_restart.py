@@ -38,9 +38,12 @@ pytestmark = pytest.mark.ros
 FULL = os.environ.get('MIRA_SWEEP') == 'full'
 ROUNDS = 40 if FULL else 4
 # Kills that must land during a write, and the rounds allowed to get them:
-# about half the kills aimed at the write span land in it under load.
-MIN_DURING_WRITE = 10 if FULL else 2
-MAX_ROUNDS = 80 if FULL else 16
+# about half the kills aimed at the write span land in it on a quiet
+# machine, but with 5 test workers on 2 cores as few as 1 in 16 did (the
+# managed node, clean-clone CI 2026-12-06: 1 of 16), so a quick run asks
+# for one and allows more rounds to get it.
+MIN_DURING_WRITE = 10 if FULL else 1
+MAX_ROUNDS = 80 if FULL else 48
 WRITES_PER_ROUND = 3
 # The kill comes up to this many times the last acknowledged remember's round
 # trip after the call is sent: before, during or after the write.
