@@ -5,6 +5,7 @@ Replication test parts: memory nodes with a replica, scans of the replica's raw 
 Shared by system/test_replication.py and system/test_replication_cuts.py.
 """
 
+import os
 import pathlib
 import subprocess
 import time
@@ -54,15 +55,23 @@ class ReplicatedWorkload(durability.Workload):
 
 
 def replica_files(*directories):
-    return [path for directory in directories for path in pathlib.Path(directory).rglob('*')
-            if path.is_file()]
+    """Return the files under directories as they are now.
+
+    A forget wipes the replica while this walks it: os.walk skips a directory
+    that is gone by the time it is listed (pathlib's rglob raises).
+    """
+    return [pathlib.Path(root, name) for directory in directories
+            for root, _, names in os.walk(directory) for name in names]
 
 
 def raw_hits(files, secrets):
     """Return (file, secret) for every secret found in any of files, in any case."""
     hits = []
     for path in files:
-        data = path.read_bytes()
+        try:
+            data = path.read_bytes()
+        except FileNotFoundError:
+            continue  # removed since it was listed (a wipe, a compaction): it holds nothing now
         for secret in secrets:
             if any(form.encode() in data for form in {secret, secret.lower(), secret.upper()}):
                 hits.append((str(path), secret))

@@ -99,6 +99,7 @@ def test_health_follows_litestream_log_lines():
     clock = Clock()
     health = status.ReplicationStatus('file:///r', clock=clock, wall=lambda: 0.0)
     health.started(42)
+    assert dict(health.report(10.0)[2])['replication'] == 'starting'
     health.read_log_line(_sync(0, 3))
     clock.now += 12.0
     level, message, values = health.report(lag_warn_sec=10.0)
@@ -138,6 +139,20 @@ def test_an_exit_is_an_error_until_the_replica_catches_up():
     clock.now += 1.0
     health.read_log_line(_sync(2, 2))
     assert health.report()[0] == 'OK'
+
+
+def test_after_a_wipe_the_replica_is_not_in_sync_before_litestream_syncs_again():
+    health = status.ReplicationStatus('file:///r', clock=Clock())
+    health.started(1)
+    health.read_log_line(_sync(5, 5))
+    assert dict(health.report()[2])['replication'] == 'in sync'
+    health.purge_requested()
+    health.stopped()
+    health.purged()
+    health.started(2)
+    assert dict(health.report()[2])['replication'] == 'starting'
+    health.read_log_line(_sync(1, 1))
+    assert dict(health.report()[2])['replication'] == 'in sync'
 
 
 class Logger:

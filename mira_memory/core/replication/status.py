@@ -14,7 +14,10 @@ fails. From these:
 - last sync: when the replica last held everything Litestream had seen;
 - error: the last ERROR line (or Litestream's exit), until the replica
   catches up again;
-- restarts: how often Litestream exited by itself and was started again.
+- restarts: how often Litestream exited by itself and was started again;
+- state: "starting" from a start of Litestream until its first sync (after
+  a forget's wipe the replica is empty until then), then "in sync" or
+  "behind".
 
 report(): ERROR while the replica cannot be reached (an error not yet
 followed by a sync that caught up) or a forget's wipe is overdue, WARN
@@ -81,6 +84,9 @@ class ReplicationStatus:
         self.purges = 0
         self._lines = collections.deque(maxlen=LOG_LINES_KEPT)
         self._starts = 0  # every start, also after a stop or a forget's wipe
+        # No "in sync" before this run of Litestream has reported a sync: after
+        # a forget's wipe the replica is empty until its new snapshot lands.
+        self._synced_this_run = False
 
     # Events ------------------------------------------------------------------
 
@@ -88,6 +94,7 @@ class ReplicationStatus:
         with self._lock:
             self.running, self.pid = True, pid
             self._starts += 1
+            self._synced_this_run = False
 
     def stopped(self):
         with self._lock:
@@ -153,6 +160,7 @@ class ReplicationStatus:
         now = self._clock()
         if self.replica_txid >= self.db_txid:
             self._behind_since = None
+            self._synced_this_run = True
             self._last_sync, self._last_sync_wall = now, self._wall()
             if self._error and (self._error_at is None or self._error_at < now):
                 self._error, self._error_at = '', None
@@ -191,6 +199,8 @@ class ReplicationStatus:
                 state = 'replica unreachable'
             elif self._behind_since is not None:
                 state = 'behind'
+            elif not self._synced_this_run:
+                state = 'starting'
             else:
                 state = 'in sync'
             values = (
