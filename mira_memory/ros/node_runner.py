@@ -23,7 +23,15 @@ finalized has no timer): 11 of 400 unconfigured managed nodes started and
 stopped under load did not exit within 10 s of SIGTERM (0 of 400 now), and
 a finalized one failed test_shutdown_from_any_state_closes_everything once.
 rclpy's handler chains to the Python handler installed before it, and the
-KeyboardInterrupt ends the spin whatever the context says.
+KeyboardInterrupt ends the spin whatever the context says. The handler also
+triggers the node's wake guard condition (InterruptAgain) before it raises:
+a KeyboardInterrupt raised inside rclpy's C++ can come out as another error
+that rclpy's executor handles itself, and the spin would then wait on; the
+guard's callback raises it again from the executor at its next wait.
+
+kill -USR1 PID prints every thread's Python stack to the node's stderr
+(faulthandler, which runs even while the main thread waits in C): how to see
+where a node that does not stop is waiting.
 
 That KeyboardInterrupt is raised at whatever Python line runs, and some of
 them run inside rclpy's C++: the warnings module when send_cancel_response
@@ -36,6 +44,7 @@ handlers note the signal (stop_signal_received) and run() ends any error
 after a stop signal as the stop it is.
 """
 
+import faulthandler
 import gc
 import importlib
 import signal
@@ -62,6 +71,7 @@ def start(module_name, interrupted_exit_code=0):
     ignored it. A SIGINT while the modules load ends the process quietly
     with interrupted_exit_code: nothing has started that needs stopping.
     """
+    faulthandler.register(signal.SIGUSR1, all_threads=True)
     try:
         # Inside the try: a SIGINT that lands between installing the handler
         # and the import is a quiet stop too (a coverage run, which slows
@@ -75,6 +85,8 @@ def start(module_name, interrupted_exit_code=0):
 
 
 _stop_signals = []  # the stop signals received, in order (signal numbers)
+# The running node's InterruptAgain, once it has one: a stop signal triggers it.
+_wake = None
 # True once the spin (or a one-shot node's run) has ended: a stop signal then
 # only counts. Its KeyboardInterrupt would otherwise cut the cleanup short.
 _spin_ended = False
@@ -94,6 +106,8 @@ def stop_on_signals():
 def _stop_signal(signum, frame):
     _stop_signals.append(signum)
     if not _spin_ended:
+        if _wake is not None:
+            _wake()
         raise KeyboardInterrupt
 
 
@@ -144,7 +158,7 @@ def run(node_class, logger_name, args=None):
     node = None
     try:
         node = node_class()
-        interrupt_again.attach(node)
+        _attach_wake(interrupt_again, node)
         # Everything built so far (modules, the node, a store's caches) lives
         # as long as the process: frozen, the garbage collector no longer
         # walks it on every full collection, which then costs a callback
@@ -231,6 +245,17 @@ def _interrupt():
     raise KeyboardInterrupt
 
 
+def _attach_wake(interrupt_again, node):
+    """Give node its wake guard; a stop signal from now on triggers it (the module's docstring)."""
+    global _wake
+    interrupt_again.attach(node)
+    _wake = interrupt_again
+    if _stop_signals and not _spin_ended:
+        # A stop signal while the node was being built was raised there or lost
+        # inside rclpy's C++; it ends the spin at its first wait.
+        interrupt_again()
+
+
 def run_once(node_class, logger_name, failures, what, args=None):
     """
     Build node_class() and let it do its one job; return the process exit code.
@@ -266,7 +291,7 @@ def run_once(node_class, logger_name, failures, what, args=None):
     executor = SingleThreadedExecutor()
     try:
         node = node_class()
-        interrupt_again.attach(node)
+        _attach_wake(interrupt_again, node)
         executor.add_node(node)
         _until_stopped(lambda: node.run(executor))
     except (StartupError, *failures) as error:

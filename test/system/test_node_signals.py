@@ -10,10 +10,13 @@ The memory node executables as real processes: one owner per file, and a clean s
   error line; afterwards the file is free for another owner, SQLite closed
   it (no WAL left beside it), and it holds every write acknowledged while
   active, whole (durability.reopen and check_writes).
+- SIGUSR1 prints every thread's stack and the node goes on.
 """
 
 import hashlib
+import os
 import signal
+import time
 
 from helpers import durability
 from helpers.lifecycle_cli import prepare, set_state
@@ -113,3 +116,27 @@ def test_the_managed_node_stops_cleanly_on_a_signal(ros, tmp_path, reached, sig)
     writes = durability.check_writes(reopened, workload.events)
     assert not writes.lost and not writes.partial, writes
     assert writes.checked == (5 if 'activate' in reached else 0)
+
+
+def test_sigusr1_prints_where_every_thread_waits_and_the_node_goes_on(tmp_path):
+    # How to see where a node that does not stop waits (docs/reliability.md).
+    node = NodeProcess('memory_lifecycle_node', namespace=unique_namespace('usr1'),
+                       directory=tmp_path,
+                       parameters={'enabled': True,
+                                   'database_path': str(tmp_path / 'memory.sqlite3')})
+    try:
+        node.wait_ready('managed memory node unconfigured', timeout=60.0)
+        time.sleep(0.5)  # into its spin (the line comes just before it)
+        before = len(node.output())
+        os.kill(node.pid, signal.SIGUSR1)
+        deadline = time.monotonic() + 10.0
+        while 'Current thread' not in node.output()[before:]:
+            assert time.monotonic() < deadline, node.describe('printed no stacks on SIGUSR1')
+            time.sleep(0.1)
+        stacks = node.output()[before:]
+        assert 'spin' in stacks and 'File "' in stacks, stacks
+        assert node.running(), node.describe('SIGUSR1 ended it')
+        assert node.stop(signal.SIGTERM) == 0, node.describe('exited uncleanly on SIGTERM')
+    finally:
+        if node.running():
+            node.stop()

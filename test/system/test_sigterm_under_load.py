@@ -44,6 +44,14 @@ START_WITHIN_S = 180.0
 READY = 'managed memory node unconfigured'
 
 
+def where_it_waits(node):
+    """Return the stacks a node prints on SIGUSR1 (node_runner's faulthandler)."""
+    before = len(node.output())
+    os.kill(node.pid, signal.SIGUSR1)
+    time.sleep(2.0)
+    return node.output()[before:][-4000:]
+
+
 def _start_round(tmp_path, number):
     directory = tmp_path / f'round{number}'
     directory.mkdir()
@@ -82,8 +90,11 @@ def test_sigterm_stops_every_unconfigured_managed_node_at_once_under_load(
                 code = processes.Process.wait(node, max(0.0, deadline - time.monotonic()))
                 if code is None:
                     code = processes.Process.wait(node, LOST_AFTER_S - STOP_WITHIN_S)
-                    late = slow if code is not None else hung
-                    late.append(f'round {number}: {node.name} pid {node.pid}')
+                    if code is not None:
+                        slow.append(f'round {number}: {node.name} pid {node.pid}')
+                    else:
+                        hung.append(f'round {number}: {node.name} pid {node.pid}: '
+                                    f'{where_it_waits(node)}')
                 if code is not None:
                     assert code == 0 and 'Traceback' not in node.output(), node.describe('SIGTERM')
         finally:
