@@ -136,7 +136,7 @@ class MemoryServing:
             self._close_memory()
             raise
         if self._replication is not None:
-            service.store.set_wal_truncation(self._replication.wal_truncation)
+            service.store.leave_checkpoints_to_replication(self._replication.wal_truncation)
         self.settings, self.service = settings, service
         self.output_dirs = output_dirs
         try:

@@ -20,6 +20,7 @@ runs it up to 4 times for that mutation. With the handler, none hung.
 """
 
 import os
+import pathlib
 import signal
 import time
 
@@ -45,11 +46,27 @@ READY = 'managed memory node unconfigured'
 
 
 def where_it_waits(node):
-    """Return the stacks a node prints on SIGUSR1 (node_runner's faulthandler)."""
+    """Return what the kernel says of a node's threads, and the stacks it prints on SIGUSR1."""
+    proc = pathlib.Path('/proc', str(node.pid))
+    lines = []
+    try:
+        lines += [line for line in (proc / 'status').read_text().splitlines()
+                  if line.split(':')[0] in ('State', 'SigPnd', 'ShdPnd', 'SigBlk', 'SigIgn',
+                                            'SigCgt', 'Threads')]
+        for task in sorted((proc / 'task').iterdir()):
+            state = (task / 'stat').read_text().rsplit(')', 1)[1].split()[0]
+            blocked = next(line for line in (task / 'status').read_text().splitlines()
+                           if line.startswith('SigBlk'))
+            lines.append(f'{task.name} {(task / "comm").read_text().strip()} {state} '
+                         f'{(task / "wchan").read_text()} {blocked}')
+    except OSError as error:
+        lines.append(f'/proc: {error}')
     before = len(node.output())
     os.kill(node.pid, signal.SIGUSR1)
     time.sleep(2.0)
-    return node.output()[before:][-4000:]
+    output = node.output()
+    return ('\n'.join(lines) + '\nlog:\n' + output[:before][-1500:] + '\nafter SIGUSR1:\n'
+            + output[before:][-4000:])
 
 
 def _start_round(tmp_path, number):

@@ -861,3 +861,38 @@ def test_newest_query_walks_the_link_index_without_sorting(store):
         {'entity_id': 1, 'limit': 9})]
     assert any('memory_links_entity' in step for step in plan), plan
     assert not [step for step in plan if 'TEMP B-TREE' in step], plan
+
+
+# Replication owns the checkpoints
+
+def _wal_pages(path):
+    wal = path.with_name(path.name + '-wal')
+    return (wal.stat().st_size - 32) // (4096 + 24) if wal.exists() else 0
+
+
+@pytest.mark.parametrize('replicated', [False, True], ids=['alone', 'replicated'])
+def test_a_replicated_store_never_checkpoints_by_itself(db_path, replicated):
+    # Without replication SQLite's autocheckpoint keeps the WAL near 1,000
+    # pages; with it, pages stay in the WAL until Litestream checkpoints.
+    entered = []
+    store = MemoryStore.open(db_path)
+    try:
+        if replicated:
+            store.leave_checkpoints_to_replication(lambda: entered.append(1) or _Nothing())
+        subject = store.add_entity('robot', 'Mira')
+        for number in range(600):
+            summary = f'Mira likes tea {number} ' + 'x' * 3000
+            store.add_memory(fact(subject.id, summary=summary, value=f'tea {number}'))
+        pages = _wal_pages(db_path)
+        assert (pages > 1500) if replicated else (pages < 1500), pages
+        assert entered == []  # no truncation ran
+    finally:
+        store.close()
+
+
+class _Nothing:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc_info):
+        return False

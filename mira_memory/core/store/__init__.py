@@ -121,9 +121,23 @@ class MemoryStore(reads.Reads):
             self._readers.append(reader)
             return reader
 
-    def set_wal_truncation(self, guard):
-        """Enter guard() around every WAL truncation (a forget's; core/replication)."""
-        self._connection.wal_truncation = guard
+    def leave_checkpoints_to_replication(self, wal_truncation):
+        """
+        Let a replicator own the checkpoints: no automatic ones, guard its truncations.
+
+        The owner connection stops checkpointing by itself (wal_autocheckpoint
+        0): Litestream checkpoints once it has copied the WAL, and a
+        checkpoint of the node's while Litestream is not running (killed,
+        restarting) moved pages into the file that Litestream never copied;
+        Litestream 0.5.17 then left replicas that restored with broken
+        indexes (docs/storage.md#replication-and-restore). wal_truncation()
+        is entered around every WAL truncation (a forget's; core/replication).
+        """
+        with self._connection.lock:
+            self._connection.require_open()
+            with transaction.backend_errors('wal_autocheckpoint'):
+                transaction.set_pragma(self._connection.raw, 'wal_autocheckpoint', 0, 0)
+            self._connection.wal_truncation = wal_truncation
 
     def close(self):
         """Close this store and every reader it opened; closing again is a no-op."""
