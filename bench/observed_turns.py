@@ -17,22 +17,13 @@ both and the difference, and how many calls were rejected (expected 0).
 import argparse
 import os
 import pathlib
-import signal
 import sys
 import tempfile
-import time
 
-from mira_memory.client import names
-from mira_memory.msg import OperatorUtterance
 from mira_memory.simulation import nodes, processes
-from mira_memory.srv import AdminEntityAdd, Remember
-import rclpy
-from rclpy.context import Context
-from rclpy.executors import SingleThreadedExecutor
+from mira_memory.srv import Remember
+from remember_calls import bench_client, RememberTarget, Series
 import report
-import workload
-
-TIMEOUT_S = 10.0
 
 
 def start_node(directory, namespace, require):
@@ -48,67 +39,32 @@ def main(argv=None):
     parser.add_argument('--calls', type=int, default=2000)
     parser.add_argument('--warmup', type=int, default=50)
     args = parser.parse_args(argv)
-    os.environ['ROS_AUTOMATIC_DISCOVERY_RANGE'] = 'LOCALHOST'
-    context = Context()
-    rclpy.init(context=context)
-    node = rclpy.create_node(f'observed_turns_bench_{os.getpid()}', context=context)
-    executor = SingleThreadedExecutor(context=context)
-    executor.add_node(node)
-    started, targets = [], {}
-    try:
+    with bench_client('observed_turns_bench') as (node, executor, started):
+        targets = {}
         for label, require in (('window on', True), ('window off', False)):
             directory = tempfile.mkdtemp(prefix='mira_bench_turns_')
             namespace = f'/turns_bench_{os.getpid()}_{int(require)}'
             started.append(start_node(directory, namespace, require))
-            memory = names.memory_node_name(namespace)
-            remember = node.create_client(Remember, names.service_name(memory, names.REMEMBER))
-            entity_add = node.create_client(
-                AdminEntityAdd, names.service_name(memory, names.ADMIN_ENTITY_ADD))
-            publisher = node.create_publisher(
-                OperatorUtterance, f'{namespace}/operator/utterance', 100)
-            for client in (remember, entity_add):
-                if not client.wait_for_service(timeout_sec=60.0):
-                    raise RuntimeError(f'{client.srv_name} is not available')
-            _, added = workload.call(executor, entity_add, AdminEntityAdd.Request(
-                entity_type='person', canonical_name='Ada Lovelace'), TIMEOUT_S)
-            if added is None or not added.success:
-                raise RuntimeError('could not seed the entity')
-            deadline = time.monotonic() + 60.0
-            while require and publisher.get_subscription_count() == 0:
-                if time.monotonic() > deadline:
-                    raise RuntimeError('the memory node does not subscribe to operator turns')
-                executor.spin_once(timeout_sec=0.01)
-            targets[label] = (remember, publisher, [], {})
+            targets[label] = (RememberTarget(node, executor, namespace, observes_turns=require),
+                              Series())
         for number in range(args.warmup + args.calls):
-            for label, (client, publisher, samples, outcomes) in targets.items():
+            for target, series in targets.values():
                 text = 'Ada Lovelace prefers green tea.'
-                request = Remember.Request(
+                elapsed, outcome = target.call(Remember.Request(
                     episode_id=f'bench-{os.getpid()}', turn_id=f't{number}', utterance=text,
                     kind='preference', subject='Ada Lovelace', predicate='prefers_drink',
-                    value='green tea', evidence='Ada Lovelace prefers green tea')
-                publisher.publish(OperatorUtterance(
-                    episode_id=request.episode_id, turn_id=request.turn_id, text=text))
-                elapsed, response = workload.call(executor, client, request, TIMEOUT_S)
-                if number < args.warmup:
-                    continue
-                key = 'timeout' if response is None else (response.outcome or response.reason)
-                outcomes[key] = outcomes.get(key, 0) + 1
-                samples.append(elapsed)
+                    value='green tea', evidence='Ada Lovelace prefers green tea'))
+                if number >= args.warmup:
+                    series.add(elapsed, outcome)
         summaries = {}
-        for label, (_, _, samples, outcomes) in targets.items():
-            summaries[label] = report.latency_summary(samples)
+        for label, (_, series) in targets.items():
+            summaries[label] = report.latency_summary(series.samples)
             print(f'{label:10}  p50 {summaries[label]["p50_ms"]:.3f} ms  '
                   f'p90 {summaries[label]["p90_ms"]:.3f} ms  '
-                  f'p99 {summaries[label]["p99_ms"]:.3f} ms  outcomes {outcomes}')
+                  f'p99 {summaries[label]["p99_ms"]:.3f} ms  outcomes {series.outcomes}')
         on, off = summaries['window on'], summaries['window off']
         print(f'added by the window: p50 {on["p50_ms"] - off["p50_ms"]:+.3f} ms, '
               f'p99 {on["p99_ms"] - off["p99_ms"]:+.3f} ms ({args.calls} calls each)')
-    finally:
-        for process in started:
-            process.stop(first=signal.SIGTERM, timeout=20)
-        executor.shutdown()
-        node.destroy_node()
-        rclpy.try_shutdown(context=context)
     return 0
 
 

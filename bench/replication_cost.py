@@ -27,23 +27,16 @@ p50/p99.
 import argparse
 import os
 import pathlib
-import signal
 import sys
 import tempfile
 import time
 
-from mira_memory.msg import OperatorUtterance
 from mira_memory.simulation import processes
-from mira_memory.srv import AdminEntityAdd, Remember
-import rclpy
-from rclpy.context import Context
-from rclpy.executors import SingleThreadedExecutor
+from mira_memory.srv import Remember
+from remember_calls import bench_client, RememberTarget, Series
 import report
-from std_srvs.srv import Trigger
-import workload
 
 BENCH_DIR = pathlib.Path(__file__).resolve().parent
-TIMEOUT_S = 10.0
 LAG_TIMEOUT_S = 30.0
 LABELS = ('replication on', 'replication off')
 
@@ -66,43 +59,6 @@ def remember_request(number, token):
         evidence=f'Ada Lovelace likes {token}')
 
 
-class Target:
-    """One node under test: its remember client and operator turn publisher."""
-
-    def __init__(self, node, executor, namespace):
-        self.remember = node.create_client(Remember, f'{namespace}/memory/remember')
-        self.floor = node.create_client(
-            Trigger, workload.service_names(f'{namespace}/memory')['trigger'])
-        entity_add = node.create_client(AdminEntityAdd, f'{namespace}/memory/admin/entity_add')
-        self.publisher = node.create_publisher(
-            OperatorUtterance, f'{namespace}/operator/utterance', 100)
-        for client in (self.remember, self.floor, entity_add):
-            if not client.wait_for_service(timeout_sec=60.0):
-                raise RuntimeError(f'{client.srv_name} is not available')
-        _, added = workload.call(executor, entity_add, AdminEntityAdd.Request(
-            entity_type='person', canonical_name='Ada Lovelace'), TIMEOUT_S)
-        if added is None or not added.success:
-            raise RuntimeError('could not seed the entity')
-        deadline = time.monotonic() + 60.0
-        while self.publisher.get_subscription_count() == 0:
-            if time.monotonic() > deadline:
-                raise RuntimeError('the memory node does not subscribe to operator turns')
-            executor.spin_once(timeout_sec=0.01)
-
-    def call_floor(self, executor):
-        elapsed, response = workload.call(executor, self.floor, Trigger.Request(), TIMEOUT_S)
-        if response is None:
-            raise RuntimeError('the floor did not answer')
-        return elapsed
-
-    def call(self, executor, number, token):
-        request = remember_request(number, token)
-        self.publisher.publish(OperatorUtterance(
-            episode_id=request.episode_id, turn_id=request.turn_id, text=request.utterance))
-        elapsed, response = workload.call(executor, self.remember, request, TIMEOUT_S)
-        return elapsed, None if response is None else (response.outcome or response.reason)
-
-
 def replicated_at(replica, token, seen):
     """Return True once a level-0 LTX file of the replica holds token (seen: read files)."""
     for path in sorted((replica / 'ltx' / '0').glob('*.ltx')):
@@ -119,13 +75,13 @@ def replicated_at(replica, token, seen):
 def print_round_trips(targets, args, load_before, load_after):
     """Print p50/p99 of the floor and remember per node, and the on/off ratios."""
     summaries = {}
-    for label, (_, samples, outcomes) in targets.items():
-        floor = report.latency_summary(samples['floor'])
-        remember = report.latency_summary(samples['remember'])
+    for label, (_, floors, remembers) in targets.items():
+        floor = report.latency_summary(floors)
+        remember = report.latency_summary(remembers.samples)
         summaries[label] = floor, remember
         print(f'{label:15}  floor p50 {floor["p50_ms"]:.3f} ms  p99 {floor["p99_ms"]:.3f} ms'
               f'   remember p50 {remember["p50_ms"]:.3f} ms  p99 {remember["p99_ms"]:.3f} ms'
-              f'  outcomes {outcomes}')
+              f'  outcomes {remembers.outcomes}')
     (on_floor, on), (off_floor, off) = summaries['replication on'], summaries['replication off']
     print(f'on/off remember: p50 {on["p50_ms"] / off["p50_ms"]:.2f}x, '
           f'p99 {on["p99_ms"] / off["p99_ms"]:.2f}x; over the floor (p50): '
@@ -146,38 +102,30 @@ def main(argv=None):
     parser.add_argument('--interval', type=float, default=1.0,
                         help='seconds between writes in the lag run (a robot: about 1)')
     args = parser.parse_args(argv)
-    os.environ['ROS_AUTOMATIC_DISCOVERY_RANGE'] = 'LOCALHOST'
-    context = Context()
-    rclpy.init(context=context)
-    node = rclpy.create_node(f'replication_bench_{os.getpid()}', context=context)
-    executor = SingleThreadedExecutor(context=context)
-    executor.add_node(node)
-    started, targets = [], {}
-    replica = None
-    try:
+    with bench_client('replication_bench') as (node, executor, started):
+        targets, replica = {}, None
         for label in LABELS:
             directory = pathlib.Path(tempfile.mkdtemp(prefix='mira_bench_replication_'))
             namespace = f'/replication_bench_{os.getpid()}_{len(targets)}'
             if label == 'replication on':
                 replica = directory / 'replica'
             started.append(start_node(directory, namespace, replica if not targets else None))
-            targets[label] = (Target(node, executor, namespace),
-                              {'floor': [], 'remember': []}, {})
+            # (target, floor round trips, remember round trips and outcomes)
+            targets[label] = (RememberTarget(node, executor, namespace, floor=True), [], Series())
         load_before = os.getloadavg()
         number = 0
         for round_index in range(args.warmup_rounds + args.rounds):
             # ABAB: on, off, off, on, on, off, ...
             order = LABELS if round_index % 2 == 0 else LABELS[::-1]
             for label in order:
-                target, samples, outcomes = targets[label]
+                target, floors, remembers = targets[label]
                 for _ in range(args.round_calls):
-                    floor = target.call_floor(executor)
-                    elapsed, outcome = target.call(executor, number, f'rt{number}')
+                    floor = target.call_floor()
+                    elapsed, outcome = target.call(remember_request(number, f'rt{number}'))
                     number += 1
                     if round_index >= args.warmup_rounds:
-                        outcomes[outcome] = outcomes.get(outcome, 0) + 1
-                        samples['floor'].append(floor)
-                        samples['remember'].append(elapsed)
+                        floors.append(floor)
+                        remembers.add(elapsed, outcome)
         load_after = os.getloadavg()
         print_round_trips(targets, args, load_before, load_after)
 
@@ -186,7 +134,7 @@ def main(argv=None):
         for index in range(args.lag_writes):
             token = f'lagtoken{index:05d}q'
             begun = time.monotonic()
-            _, outcome = target.call(executor, 100000 + index, token)
+            target.call(remember_request(100000 + index, token))
             acked = time.monotonic()
             while not replicated_at(replica, token, seen):
                 if time.monotonic() - acked > LAG_TIMEOUT_S:
@@ -198,12 +146,6 @@ def main(argv=None):
         print(f'replication lag at one write per {args.interval:g} s ({len(lags)} writes): '
               f'p50 {lag["p50_ms"] / 1000:.2f} s  p99 {lag["p99_ms"] / 1000:.2f} s  '
               f'max {max(lags):.2f} s')
-    finally:
-        for process in started:
-            process.stop(first=signal.SIGTERM, timeout=20)
-        executor.shutdown()
-        node.destroy_node()
-        rclpy.try_shutdown(context=context)
     return 0
 
 

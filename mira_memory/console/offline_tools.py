@@ -14,6 +14,7 @@ refused, 2 bad usage.
 
 import argparse
 import datetime
+import functools
 import json
 import os
 import pathlib
@@ -32,17 +33,50 @@ EXIT_FAILED = 1
 EXIT_USAGE = 2
 
 
-class _Parser(argparse.ArgumentParser):
-    """argparse with the console's usage exit code and a named output stream."""
+class _CommandLineEnded(Exception):
+    """The command line ended the run (--help, or bad usage told on stderr) with this exit code."""
 
-    def __init__(self, *args, stderr, **kwargs):
-        super().__init__(*args, **kwargs)
+    def __init__(self, code):
+        super().__init__(code)
+        self.code = code
+
+
+class ToolParser(argparse.ArgumentParser):
+    """argparse with the console's usage exit code and a named stream (offline_entry_point)."""
+
+    def __init__(self, prog, stderr, description, epilog):
+        super().__init__(prog=prog, description=description, epilog=epilog)
         self._stderr = stderr
+
+    def parse_args(self, args=None, namespace=None):
+        # The entry point returns the code (--help's 0): a tool called in-process ends no process.
+        try:
+            return super().parse_args(args, namespace)
+        except SystemExit as ended:
+            raise _CommandLineEnded(ended.code) from None
 
     def error(self, message):
         self.print_usage(self._stderr)
         print(f'usage error: {message}', file=self._stderr)
-        raise SystemExit(EXIT_USAGE)
+        raise _CommandLineEnded(EXIT_USAGE)
+
+
+def offline_entry_point(main):
+    """
+    Make main(argv, stdout, stderr) an entry point: main(argv=None, *, stdout=None, stderr=None).
+
+    argv defaults to the process's arguments and the streams to sys's; a
+    command line that ends the run in its ToolParser (--help, bad usage)
+    returns that exit code.
+    """
+    @functools.wraps(main)
+    def entry_point(argv=None, *, stdout=None, stderr=None):
+        try:
+            return main(sys.argv[1:] if argv is None else argv,
+                        stdout or sys.stdout, stderr or sys.stderr)
+        except _CommandLineEnded as ended:
+            return ended.code
+    return entry_point
 
 
 def _counts_text(counts):
@@ -219,10 +253,10 @@ def _run(action, stderr):
     return EXIT_OK if code is None else code
 
 
-def migrate_main(argv=None, *, stdout=None, stderr=None):
+@offline_entry_point
+def migrate_main(argv, stdout, stderr):
     """Entry point of `ros2 run mira_memory memory_migrate`."""
-    stdout, stderr = stdout or sys.stdout, stderr or sys.stderr
-    parser = _Parser(
+    parser = ToolParser(
         prog='memory_migrate', stderr=stderr,
         description='Upgrade a schema version 1, 2 or 3 memory database to version '
                     f'{schema.SCHEMA_VERSION}, in place, with the memory node stopped. '
@@ -231,18 +265,15 @@ def migrate_main(argv=None, *, stdout=None, stderr=None):
                '(the database is unchanged), 2 bad usage')
     parser.add_argument('--database', required=True, metavar='PATH',
                         help='the database file (relative to the working directory)')
-    try:
-        args = parser.parse_args(sys.argv[1:] if argv is None else argv)
-    except SystemExit as exit_:
-        return exit_.code
+    args = parser.parse_args(argv)
     path = pathlib.Path(args.database).absolute()
     return _run(lambda: migrate(path, stdout), stderr)
 
 
-def import_main(argv=None, *, stdout=None, stderr=None):
+@offline_entry_point
+def import_main(argv, stdout, stderr):
     """Entry point of `ros2 run mira_memory memory_import`."""
-    stdout, stderr = stdout or sys.stdout, stderr or sys.stderr
-    parser = _Parser(
+    parser = ToolParser(
         prog='memory_import', stderr=stderr,
         description='Build a new memory database from a `memory export` file, offline. '
                     'Every store rule is checked; a refused export leaves no file behind.',
@@ -251,19 +282,16 @@ def import_main(argv=None, *, stdout=None, stderr=None):
                         help='the database to create: absent or an empty file')
     parser.add_argument('--from', required=True, metavar='FILE', dest='source',
                         help='the JSON Lines export to read')
-    try:
-        args = parser.parse_args(sys.argv[1:] if argv is None else argv)
-    except SystemExit as exit_:
-        return exit_.code
+    args = parser.parse_args(argv)
     database = pathlib.Path(args.database).absolute()
     source = pathlib.Path(args.source).absolute()
     return _run(lambda: import_file(database, source, stdout, stderr), stderr)
 
 
-def verify_main(argv=None, *, stdout=None, stderr=None):
+@offline_entry_point
+def verify_main(argv, stdout, stderr):
     """Entry point of `ros2 run mira_memory memory_verify`."""
-    stdout, stderr = stdout or sys.stdout, stderr or sys.stderr
-    parser = _Parser(
+    parser = ToolParser(
         prog='memory_verify', stderr=stderr,
         description='Judge every active remembered memory of a database again against its '
                     'receipt, with the rules of this installation, offline (the memory node '
@@ -275,15 +303,12 @@ def verify_main(argv=None, *, stdout=None, stderr=None):
     parser.add_argument('--json', action='store_true', help='print one JSON document')
     parser.add_argument('memory_ids', nargs='*', metavar='MEM<n>',
                         help='judge only these memories (default: every active remembered one)')
-    try:
-        args = parser.parse_args(sys.argv[1:] if argv is None else argv)
-        memory_ids = []
-        for text in args.memory_ids:
-            try:
-                memory_ids.append(store.parse_memory_id(text))
-            except StoreError:
-                parser.error(f'{text!r} is not a memory id (expected MEM<n>, e.g. MEM1)')
-    except SystemExit as exit_:
-        return exit_.code
+    args = parser.parse_args(argv)
+    memory_ids = []
+    for text in args.memory_ids:
+        try:
+            memory_ids.append(store.parse_memory_id(text))
+        except StoreError:
+            parser.error(f'{text!r} is not a memory id (expected MEM<n>, e.g. MEM1)')
     path = pathlib.Path(args.database).absolute()
     return _run(lambda: verify_file(path, memory_ids, args.json, stdout), stderr)

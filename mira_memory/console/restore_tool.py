@@ -14,18 +14,17 @@ ready, 1 refused or failed, 2 bad usage.
 """
 
 import pathlib
-import sys
 
-from mira_memory.console.offline_tools import _Parser, EXIT_FAILED, EXIT_OK, EXIT_USAGE
-from mira_memory.console.offline_tools import verify_file
+from mira_memory.console.offline_tools import EXIT_FAILED, EXIT_OK, EXIT_USAGE
+from mira_memory.console.offline_tools import offline_entry_point, ToolParser, verify_file
 from mira_memory.core.errors import StoreError
 from mira_memory.core.replication import restore, target
 
 
-def restore_main(argv=None, *, stdout=None, stderr=None):
+@offline_entry_point
+def restore_main(argv, stdout, stderr):
     """Entry point of `ros2 run mira_memory memory_restore`."""
-    stdout, stderr = stdout or sys.stdout, stderr or sys.stderr
-    parser = _Parser(
+    parser = ToolParser(
         prog='memory_restore', stderr=stderr,
         description='Restore a memory database from its replica (the replica_url of the '
                     'memory node that wrote it) onto a new path, then check it '
@@ -42,14 +41,12 @@ def restore_main(argv=None, *, stdout=None, stderr=None):
                              '2026-12-05T22:00:00Z; default: the latest)')
     parser.add_argument('--key-path', default='', help='sftp: the private key')
     parser.add_argument('--host-key', default='', help="sftp: the server's 'TYPE BASE64' key")
+    args = parser.parse_args(argv)
     try:
-        args = parser.parse_args(sys.argv[1:] if argv is None else argv)
         replica = target.parse(args.replica, args.key_path, args.host_key)
     except target.ReplicaConfigError as error:
         print(f'usage error: {error}', file=stderr)
         return EXIT_USAGE
-    except SystemExit as exit_:
-        return exit_.code
     to_path = pathlib.Path(args.to).expanduser().absolute()
     try:
         integrity = restore.restore(replica, to_path, args.timestamp)

@@ -16,52 +16,34 @@ once the memory node replied, flushed, so a test can tell what happened.
 
 import sys
 
+from dropping_node import DroppingNode
 from mira_memory.srv import RecallMemory, Remember
 import rclpy
-from rclpy.callback_groups import ReentrantCallbackGroup
-from rclpy.executors import ExternalShutdownException
-from rclpy.task import Future
 
 SERVICES = {'recall_memory': RecallMemory, 'remember': Remember}
 
 
 def main():
-    namespace = sys.argv[1]
-    rclpy.init()
-    node = rclpy.create_node('memory_proxy', namespace=namespace)
-    # Reentrant: a request left waiting forever must not block the next ones.
-    group = ReentrantCallbackGroup()
-    received = {}
-    never = Future()
+    proxy = DroppingNode('memory_proxy', sys.argv[1])
 
-    def proxy(service, service_type):
-        client = node.create_client(service_type, f'memory/{service}', callback_group=group)
-
-        async def callback(request, response):
-            number = received[service] = received.get(service, 0) + 1
-            print(f'received {service} {number}', flush=True)
+    def passing_on(service, client):
+        async def handle(number, request, response):
             reply = await client.call_async(request)
             verb = 'dropped' if number == 1 else 'answered'
             print(f'{verb} {service} {number}: {reply.status}', flush=True)
             if number == 1:
-                await never
+                await proxy.lose_reply()
             return reply
-        return client, callback
+        return handle
 
     clients = []
     for service, service_type in SERVICES.items():
-        client, callback = proxy(service, service_type)
-        clients.append(client)
-        node.create_service(service_type, f'~/{service}', callback, callback_group=group)
+        clients.append(proxy.node.create_client(service_type, f'memory/{service}',
+                                                callback_group=proxy.group))
+        proxy.serve(service, service_type, passing_on(service, clients[-1]))
     while not all(client.service_is_ready() for client in clients):
-        rclpy.spin_once(node, timeout_sec=0.1)
-    print('ready', flush=True)
-    try:
-        rclpy.spin(node)
-    except (KeyboardInterrupt, ExternalShutdownException):
-        pass
-    finally:
-        rclpy.try_shutdown()
+        rclpy.spin_once(proxy.node, timeout_sec=0.1)
+    proxy.spin()
 
 
 if __name__ == '__main__':

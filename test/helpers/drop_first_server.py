@@ -9,19 +9,16 @@ well-formed answers; each DROPPED service leaves its first request
 unanswered for good (a reply lost in DDS looks the same to the client); each
 SLOW_FAILURE service answers its first request after 2 s with a store
 failure (as a store blocked by a lock does), the others answer every
-request. Prints "received <service> <n>"
-for every request, flushed, so a test can count what arrived.
+request. Prints "received <service> <n>" for every request and "ready"
+(dropping_node.py), flushed, so a test can count what arrived.
 """
 
 import sys
 
+from dropping_node import DroppingNode
 from mira_memory.msg import EntityRecord
 from mira_memory.srv import AdminEntityAdd, AdminEntityFind, AdminFind, AdminStatus
 from mira_memory.srv import RecallMemory, Remember
-import rclpy
-from rclpy.callback_groups import ReentrantCallbackGroup
-from rclpy.executors import ExternalShutdownException
-from rclpy.task import Future
 
 
 def _status(response):
@@ -80,41 +77,21 @@ SLOW_FAILURE_SEC = 2.0
 def main():
     namespace, dropped = sys.argv[1], set(filter(None, sys.argv[2].split(',')))
     slow_failures = set(filter(None, (sys.argv[3] if len(sys.argv) > 3 else '').split(',')))
-    rclpy.init()
-    node = rclpy.create_node('memory', namespace=namespace)
-    # Reentrant: a request left waiting forever must not block the next ones.
-    group = ReentrantCallbackGroup()
-    received = {}
-    never = Future()
+    server = DroppingNode('memory', namespace)
 
-    async def sleep(seconds):
-        done = Future()
-        timer = node.create_timer(seconds, lambda: done.set_result(None), callback_group=group)
-        await done
-        node.destroy_timer(timer)
-
-    def serve(service, answer):
-        async def callback(request, response):
-            received[service] = received.get(service, 0) + 1
-            print(f'received {service} {received[service]}', flush=True)
-            if service in dropped and received[service] == 1:
-                await never
-            if service in slow_failures and received[service] == 1:
-                await sleep(SLOW_FAILURE_SEC)
+    def answering(service, answer):
+        async def handle(number, request, response):
+            if service in dropped and number == 1:
+                await server.lose_reply()
+            if service in slow_failures and number == 1:
+                await server.sleep(SLOW_FAILURE_SEC)
                 return FAILURES[service](response)
             return answer(response)
-        return callback
+        return handle
 
     for service, (service_type, answer) in SERVICES.items():
-        node.create_service(service_type, f'~/{service}', serve(service, answer),
-                            callback_group=group)
-    print('ready', flush=True)
-    try:
-        rclpy.spin(node)
-    except (KeyboardInterrupt, ExternalShutdownException):
-        pass
-    finally:
-        rclpy.try_shutdown()
+        server.serve(service, service_type, answering(service, answer))
+    server.spin()
 
 
 if __name__ == '__main__':

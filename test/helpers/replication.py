@@ -11,14 +11,25 @@ import subprocess
 import time
 
 from helpers import diagnostics_util, durability
-from helpers.memory_services import create_clients, OBSERVED_TURN_WAIT
+from helpers.memory_services import create_clients, OBSERVED_TURN_WAIT, remember_request
 from helpers.rosutil import executable, NodeProcess, unique_namespace
 from mira_memory import srv
+from mira_memory.core.admission.rules import Proposal, TurnContext
 
 # docs/storage.md#replication-and-restore states both bounds.
 STATED_LAG_SEC = 5.0
 STATED_FORGET_DELAY_SEC = 60.0
 CANARY = ('Quorvex Zimbalist', 'glorpberry', 'wuzzleton')
+
+
+def in_sync(level, values):
+    """Whether a /diagnostics status (ReplicatedWorkload.status) shows a transaction replicated."""
+    return values['replication'] == 'in sync' and int(values['replica txid']) > 0
+
+
+def ok_and_in_sync(level, values):
+    """in_sync, and the node's health OK."""
+    return level == 'OK' and in_sync(level, values)
 
 
 class ReplicatedWorkload(durability.Workload):
@@ -53,9 +64,47 @@ class ReplicatedWorkload(durability.Workload):
         status = diagnostics_util.diagnostics(self.ros, str(self.database), accepted, timeout)
         return diagnostics_util.values(status)
 
+    def start_with_subjects(self, remembers=0):
+        """Start the node, add durability.SUBJECTS and remember `remembers` memories."""
+        self.start()
+        for name in durability.SUBJECTS:
+            durability.done(self.entity(name))
+        for _ in range(remembers):
+            durability.done(self.remember())
+
+    def write_canary(self):
+        """Write an entity, a memory and a pending item with the CANARY texts; return the ENT."""
+        services = self.services
+        name, value, pending_value = CANARY
+        entity_id = services.entity(name)
+        services.memory(f'{name} collects {value} stamps', [(entity_id, 'subject')])
+        # A hedge: refused by the grounding, kept for review.
+        request = remember_request(
+            TurnContext('canary', 'turn-1', f'Maybe {name} drinks {pending_value} brew.'),
+            Proposal('fact', name, 'drinks', f'{pending_value} brew', None, None,
+                     f'{name} drinks {pending_value} brew'))
+        response = services.remember(request)
+        assert response.pending_review, response
+        assert services.admin('status').pending_count == 1, response
+        return entity_id
+
+    def replicate_canary(self, replica_directory, until=in_sync):
+        """
+        Write the canary and wait until it is replicated; return (its ENT, the status values).
+
+        Replicated: a status for which until(level, values) holds, and the
+        canary's texts found in the files under replica_directory (LTX pages
+        are LZ4-compressed, but a first occurrence stays literal).
+        """
+        entity_id = self.write_canary()
+        values = self.status(until)
+        wait_for_hits(lambda: replica_files(replica_directory), CANARY)
+        return entity_id, values
+
 
 def replica_files(*directories):
-    """Return the files under directories as they are now.
+    """
+    Return the files under directories as they are now.
 
     A forget wipes the replica while this walks it: os.walk skips a directory
     that is gone by the time it is listed (pathlib's rglob raises).
@@ -84,6 +133,20 @@ def wait_for_hits(files, secrets):
     while {secret for _, secret in raw_hits(files(), secrets)} != set(secrets):
         assert time.monotonic() < deadline, ('the canary never reached the replica',
                                              raw_hits(files(), secrets))
+        time.sleep(0.2)
+
+
+def wait_until_forgotten(files, secrets, started):
+    """
+    Scan files() until no secret is in them, or the stated forget delay since started is over.
+
+    Return (the hits of the last scan, seconds from started to it).
+    """
+    while True:
+        hits = raw_hits(files(), secrets)
+        waited = time.monotonic() - started
+        if not hits or waited > STATED_FORGET_DELAY_SEC:
+            return hits, waited
         time.sleep(0.2)
 
 

@@ -41,11 +41,9 @@ import time
 
 from helpers import durability
 from helpers.lifecycle_cli import prepare, set_state
-from helpers.memory_services import remember_request
 from helpers.replication import (
-    CANARY, litestream_pid, raw_hits, replica_files, ReplicatedWorkload, restore,
-    STATED_FORGET_DELAY_SEC, STATED_LAG_SEC, wait_for_hits)
-from mira_memory.core.admission.rules import Proposal, TurnContext
+    CANARY, in_sync, litestream_pid, ok_and_in_sync, raw_hits, replica_files,
+    ReplicatedWorkload, restore, STATED_LAG_SEC, wait_until_forgotten)
 from mira_memory.core.replication.supervisor import meta_directory
 import pytest
 
@@ -68,23 +66,6 @@ def workloads(ros, tmp_path):
             workload.stop(signal.SIGKILL)
 
 
-def canary_writes(workload):
-    """Write an entity, a memory and a pending item that hold the canary texts; return the ENT."""
-    services = workload.services
-    name, value, pending_value = CANARY
-    entity_id = services.entity(name)
-    services.memory(f'{name} collects {value} stamps', [(entity_id, 'subject')])
-    # A hedge: refused by the grounding, kept for review.
-    request = remember_request(
-        TurnContext('canary', 'turn-1', f'Maybe {name} drinks {pending_value} brew.'),
-        Proposal('fact', name, 'drinks', f'{pending_value} brew', None, None,
-                 f'{name} drinks {pending_value} brew'))
-    response = services.remember(request)
-    assert response.pending_review, response
-    assert services.admin('status').pending_count == 1, response
-    return entity_id
-
-
 def check_restored(database, events, lost_at_ns):
     """Reopen a restored database; return problems (acknowledged-before-the-lag writes only)."""
     reopened = durability.reopen(database)
@@ -104,31 +85,18 @@ def test_directory_replica_forget_then_loss_and_restore(workloads, tmp_path):
     replica = tmp_path / 'replica'
     url = replica.as_uri()
     workload = workloads('robot', replica_url=url)
-    workload.start()
-    for name in durability.SUBJECTS:
-        durability.done(workload.entity(name))
-    for _ in range(10):
-        durability.done(workload.remember())
-    entity_id = canary_writes(workload)
-    values = workload.status(lambda level, values: values['replication'] == 'in sync'
-                             and int(values['replica txid']) > 0)
+    workload.start_with_subjects(remembers=10)
+    entity_id, values = workload.replicate_canary(replica)
     assert values['replica'] == url
     meta = meta_directory(workload.database)
-    # The scan must be able to see the canary in the replica's files (LTX
-    # pages are LZ4-compressed, but a first occurrence stays literal).
-    wait_for_hits(lambda: replica_files(replica), CANARY)
 
     started = time.monotonic()
     forget = workload.services.admin('forget', target=entity_id, confirm=True)
     answered = time.monotonic() - started
     assert forget.success and forget.applied, forget
     assert answered < 5.0, f'forget took {answered:.1f} s with replication on'
-    while True:
-        hits = raw_hits(replica_files(replica, meta) + [workload.database], CANARY)
-        waited = time.monotonic() - started
-        if not hits or waited > STATED_FORGET_DELAY_SEC:
-            break
-        time.sleep(0.2)
+    hits, waited = wait_until_forgotten(
+        lambda: replica_files(replica, meta) + [workload.database], CANARY, started)
     assert hits == [], f'after {waited:.0f} s the forgotten text is still in {hits}'
     # A scan mid-wipe sees an empty replica: look again once it is back in sync.
     workload.status(lambda level, values: values['replication'] == 'in sync')
@@ -178,13 +146,8 @@ def test_forget_owed_to_an_unreachable_replica_is_wiped_at_the_next_start(
         workloads, tmp_path):
     replica = tmp_path / 'replica'
     workload = workloads('robot', replica_url=replica.as_uri())
-    workload.start()
-    for name in durability.SUBJECTS:
-        durability.done(workload.entity(name))
-    entity_id = canary_writes(workload)
-    workload.status(lambda level, values: values['replication'] == 'in sync'
-                    and int(values['replica txid']) > 0)
-    wait_for_hits(lambda: replica_files(replica), CANARY)
+    workload.start_with_subjects()
+    entity_id, _ = workload.replicate_canary(replica)
 
     # The replica's directory is unreachable (a file in its place) when the forget comes.
     away = tmp_path / 'replica.away'
@@ -207,18 +170,13 @@ def test_forget_owed_to_an_unreachable_replica_is_wiped_at_the_next_start(
     started = time.monotonic()
     workload.start()
     meta = meta_directory(workload.database)
-    while True:
-        hits = raw_hits(replica_files(replica, meta) + [workload.database], CANARY)
-        waited = time.monotonic() - started
-        if not hits or waited > STATED_FORGET_DELAY_SEC:
-            break
-        time.sleep(0.2)
+    hits, waited = wait_until_forgotten(
+        lambda: replica_files(replica, meta) + [workload.database], CANARY, started)
     assert hits == [], f'{waited:.0f} s after the start the forgotten text is still in {hits}'
     assert work_directories(killed_pid) == [], "the killed node's directory is still there"
     # Replication goes on after the wipe, from a new snapshot.
     durability.done(workload.remember())
-    workload.status(lambda level, values: level == 'OK' and values['replication'] == 'in sync'
-                    and int(values['replica txid']) > 0)
+    workload.status(ok_and_in_sync)
     workload.stop()
     durability.report('replication_owed_wipe', [
         f'a forget owed to an unreachable replica, node killed: wiped {waited:.1f} s '
@@ -228,12 +186,9 @@ def test_forget_owed_to_an_unreachable_replica_is_wiped_at_the_next_start(
 def test_restore_to_a_timestamp_between_two_writes(workloads, tmp_path):
     replica = tmp_path / 'replica'
     workload = workloads('robot', replica_url=replica.as_uri())
-    workload.start()
-    for name in durability.SUBJECTS:
-        durability.done(workload.entity(name))
+    workload.start_with_subjects()
     earlier = [durability.done(workload.remember()) for _ in range(3)]
-    workload.status(lambda level, values: values['replication'] == 'in sync'
-                    and int(values['replica txid']) > 0)
+    workload.status(in_sync)
     # Litestream resolves --timestamp by its files' times, to the second: a
     # clear second either side of the point.
     time.sleep(1.5)
@@ -241,8 +196,7 @@ def test_restore_to_a_timestamp_between_two_writes(workloads, tmp_path):
     point = datetime.datetime.now(datetime.timezone.utc).replace(microsecond=0)
     time.sleep(1.5)
     later = [durability.done(workload.remember()) for _ in range(3)]
-    workload.status(lambda level, values: values['replication'] == 'in sync'
-                    and int(values['replica txid']) > 0)
+    workload.status(in_sync)
     workload.stop()
 
     timestamp = point.isoformat().replace('+00:00', 'Z')
@@ -267,10 +221,7 @@ def test_restore_to_a_timestamp_between_two_writes(workloads, tmp_path):
 def test_litestream_killed_and_replica_gone_block_no_write(workloads, tmp_path):
     replica = tmp_path / 'replica'
     workload = workloads('robot', replica_url=replica.as_uri())
-    workload.start()
-    for name in durability.SUBJECTS:
-        durability.done(workload.entity(name))
-    durability.done(workload.remember())
+    workload.start_with_subjects(remembers=1)
     workload.status(lambda level, values: values['replication'] == 'in sync')
     child = litestream_pid(workload.node.process.pid)
     assert child is not None, 'no litestream child'
@@ -334,8 +285,7 @@ def test_managed_node_runs_litestream_only_while_active(workloads, tmp_path):
     assert wait_until(lambda: litestream_pid(pid) is None), 'litestream still runs'
     assert set_state(workload.ros, workload.prefix, 'activate')
     assert wait_until(lambda: litestream_pid(pid) is not None)
-    workload.status(lambda level, values: values['replication'] == 'in sync'
-                    and int(values['replica txid']) > 0)
+    workload.status(in_sync)
     child = litestream_pid(pid)
     workload.stop()
     assert not pathlib.Path(f'/proc/{child}').exists(), 'litestream outlived the node'
@@ -424,15 +374,8 @@ def test_sftp_replica_forget_and_restore(workloads, tmp_path):
 
         workload = workloads('robot', replica_url=url, replica_key_path=str(key),
                              replica_host_key=host_key)
-        workload.start()
-        for name in durability.SUBJECTS:
-            durability.done(workload.entity(name))
-        for _ in range(3):
-            durability.done(workload.remember())
-        entity_id = canary_writes(workload)
-        workload.status(lambda level, values: values['replication'] == 'in sync'
-                        and level == 'OK' and int(values['replica txid']) > 0)
-        wait_for_hits(lambda: replica_files(remote), CANARY)
+        workload.start_with_subjects(remembers=3)
+        entity_id, _ = workload.replicate_canary(remote, until=ok_and_in_sync)
         for path in replica_files(remote):
             assert path.stat().st_mode & 0o077 == 0, f'{path} is not private'
 
@@ -440,14 +383,10 @@ def test_sftp_replica_forget_and_restore(workloads, tmp_path):
         forget = workload.services.admin('forget', target=entity_id, confirm=True)
         answered = time.monotonic() - started
         assert forget.success and forget.applied and answered < 5.0, (forget, answered)
-        while raw_hits(replica_files(remote), CANARY):
-            assert time.monotonic() - started < STATED_FORGET_DELAY_SEC, \
-                raw_hits(replica_files(remote), CANARY)
-            time.sleep(0.2)
-        waited = time.monotonic() - started
+        hits, waited = wait_until_forgotten(lambda: replica_files(remote), CANARY, started)
+        assert hits == [], f'after {waited:.0f} s the forgotten text is still in {hits}'
         durability.done(workload.remember())
-        workload.status(lambda level, values: values['replication'] == 'in sync'
-                        and level == 'OK' and int(values['replica txid']) > 0)
+        workload.status(ok_and_in_sync)
         workload.stop()
         shutil.rmtree(workload.database.parent)
 

@@ -22,7 +22,7 @@ import signal
 import time
 
 from helpers import durability
-from helpers.replication import litestream_pid, ReplicatedWorkload, restore
+from helpers.replication import in_sync, litestream_pid, ReplicatedWorkload, restore
 import pytest
 
 pytestmark = pytest.mark.ros
@@ -62,12 +62,9 @@ def test_the_replica_holds_a_prefix_of_the_acknowledged_writes_at_every_cut(
     seed = int(os.environ.get('MIRA_CUT_SEED', time.time_ns() % 1_000_000))
     rng = random.Random(seed)
     replica_url = (tmp_path / 'replica').as_uri()
-    workload.start()
-    for name in durability.SUBJECTS:
-        durability.done(workload.entity(name))
+    workload.start_with_subjects()
     # The entities reach the replica before the first cut: the prefix is of memories.
-    workload.status(lambda level, values: values['replication'] == 'in sync'
-                    and int(values['replica txid']) > 0)
+    workload.status(in_sync)
     lines = []
     for cut in range(CUTS):
         if cut:

@@ -1,0 +1,58 @@
+# SPDX-License-Identifier: Apache-2.0
+"""
+A real rclpy node whose services can leave a request unanswered for good (lost-reply tests).
+
+A reply that DDS loses looks the same to a client as a request that is never
+answered, so a service handler that awaits lose_reply() is such a reply.
+Every request is counted per service and printed as "received <service> <n>",
+and "ready" once the node spins, flushed, so a test can count what arrived.
+Used by the helper scripts drop_first_server.py and drop_first_reply_proxy.py,
+which import it from their own directory.
+"""
+
+import rclpy
+from rclpy.callback_groups import ReentrantCallbackGroup
+from rclpy.executors import ExternalShutdownException
+from rclpy.task import Future
+
+
+class DroppingNode:
+    """One rclpy node NAMESPACE/NAME; call serve() for each service, then spin()."""
+
+    def __init__(self, name, namespace):
+        rclpy.init()
+        self.node = rclpy.create_node(name, namespace=namespace)
+        # Reentrant: a request left waiting forever must not block the next ones.
+        self.group = ReentrantCallbackGroup()
+        self._received = {}
+        self._never = Future()
+
+    def serve(self, service, service_type, handle):
+        """Serve ~/SERVICE: `await handle(number, request, response)`, number counting from 1."""
+        async def callback(request, response):
+            number = self._received[service] = self._received.get(service, 0) + 1
+            print(f'received {service} {number}', flush=True)
+            return await handle(number, request, response)
+        self.node.create_service(service_type, f'~/{service}', callback, callback_group=self.group)
+
+    async def lose_reply(self):
+        """Never return: the request being handled gets no reply, for good."""
+        await self._never
+
+    async def sleep(self, seconds):
+        """Wait SECONDS inside a handler without holding up the other requests."""
+        done = Future()
+        timer = self.node.create_timer(seconds, lambda: done.set_result(None),
+                                       callback_group=self.group)
+        await done
+        self.node.destroy_timer(timer)
+
+    def spin(self):
+        """Print "ready", serve until interrupted, then shut rclpy down."""
+        print('ready', flush=True)
+        try:
+            rclpy.spin(self.node)
+        except (KeyboardInterrupt, ExternalShutdownException):
+            pass
+        finally:
+            rclpy.try_shutdown()
