@@ -119,7 +119,10 @@ class ProgressDisplay:
         written = (f', {progress.bytes_written / 1e6:.1f} MB written'
                    if progress.bytes_written else '')
         left = f', about {remaining:.1f} s left' if remaining and fraction < 1.0 else ''
-        print(f'{self._what}: {fraction:.0%} ({progress.phase} {progress.done} of '
+        # Whole percents rounded down, as the tenths: 69.5% is "69%", not a
+        # "70%" line in the sixth tenth followed by a 78% line in the seventh.
+        percent = int(fraction * 100 + 1e-9)
+        print(f'{self._what}: {percent}% ({progress.phase} {progress.done} of '
               f'{progress.total} {UNITS.get(progress.phase, "items")}{written}, '
               f'{elapsed:.1f} s{left})', file=self._stream, flush=True)
         if fraction >= 1.0:

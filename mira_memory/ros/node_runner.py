@@ -2,32 +2,32 @@
 """
 The one main loop every long-running node of the package uses.
 
-rclpy.init, build the node, spin until SIGINT/SIGTERM (rclpy's handlers end
-the spin after the callback in flight), then destroy the node and shut down.
+rclpy.init, build the node, spin until SIGINT/SIGTERM (the spin ends after
+the callback in flight), then destroy the node and shut down.
 A node that cannot start raises StartupError: one clear log line, exit 1.
 
 The installed executables enter through start(), which makes SIGINT stop
 the process from its first line on. A shell starts a background job (`&` in
 a script, as tools/chat does) with SIGINT ignored, and Python keeps it
-ignored; rclpy.init installs its own handler, but only after the imports,
+ignored; run() installs the node's handlers, but only after the imports,
 which take a second or more on a loaded machine. A SIGINT in that window
 was lost and the node then ran until a second one. rclpy is imported lazily
 here so that start() runs before it.
 
-SIGTERM stops a node exactly as SIGINT does: it raises KeyboardInterrupt in
-the main thread (stop_on_signals). rclpy alone could lose it: its signal
-thread first wakes the executor and only then shuts the context down, and an
-executor that woke in between sees a context still valid and waits again,
-for good when nothing else wakes it (a managed node unconfigured or
-finalized has no timer): 11 of 400 unconfigured managed nodes started and
-stopped under load did not exit within 10 s of SIGTERM (0 of 400 now), and
-a finalized one failed test_shutdown_from_any_state_closes_everything once.
-rclpy's handler chains to the Python handler installed before it, and the
-KeyboardInterrupt ends the spin whatever the context says. The handler also
-triggers the node's wake guard condition (InterruptAgain) before it raises:
-a KeyboardInterrupt raised inside rclpy's C++ can come out as another error
-that rclpy's executor handles itself, and the spin would then wait on; the
-guard's callback raises it again from the executor at its next wait.
+SIGINT and SIGTERM are node_runner's alone: rclpy.init installs no signal
+handler (SignalHandlerOptions.NO). With rclpy's, a thread of rclpy's own
+shut the context down while the main thread was still spinning or already
+destroying the node, and under load that lost the stop (an unconfigured
+managed node, which has no timer, waited on for good), ended it with
+exit -11, or with a traceback from rclpy.try_shutdown ("rcl_shutdown
+already called"): seen in about 1 of 300 nodes stopped at once under load
+(test_sigterm_under_load.py). Here a stop signal raises KeyboardInterrupt in
+the main thread (stop_on_signals), which ends the spin, and only the main
+thread then destroys the node and shuts rclpy down. While the main thread
+waits inside rcl (the GIL released), Python runs the handler only once the
+wait returns: so the signal also reaches a file descriptor
+(signal.set_wakeup_fd) that a small thread watches (StopSignalWakeup), and
+it triggers a guard condition of the node, which ends the wait.
 
 kill -USR1 PID prints every thread's Python stack to the node's stderr
 (faulthandler, which runs even while the main thread waits in C): how to see
@@ -47,8 +47,10 @@ after a stop signal as the stop it is.
 import faulthandler
 import gc
 import importlib
+import os
 import signal
 import sys
+import threading
 import warnings
 
 from mira_memory.ros import type_support
@@ -85,30 +87,68 @@ def start(module_name, interrupted_exit_code=0):
 
 
 _stop_signals = []  # the stop signals received, in order (signal numbers)
-# The running node's InterruptAgain, once it has one: a stop signal triggers it.
-_wake = None
 # True once the spin (or a one-shot node's run) has ended: a stop signal then
 # only counts. Its KeyboardInterrupt would otherwise cut the cleanup short.
 _spin_ended = False
 
 
 def stop_on_signals():
-    """
-    Make SIGINT and SIGTERM raise KeyboardInterrupt in the main thread, and note them.
-
-    Call it before rclpy.init, whose own handlers then chain to these (see
-    the module's docstring for why rclpy's alone are not enough).
-    """
+    """Make SIGINT and SIGTERM raise KeyboardInterrupt in the main thread, and note them."""
     signal.signal(signal.SIGINT, _stop_signal)
     signal.signal(signal.SIGTERM, _stop_signal)
+
+
+def init_ros(args=None):
+    """stop_on_signals(), then rclpy.init without rclpy's signal handlers (module docstring)."""
+    import rclpy
+    from rclpy.signals import SignalHandlerOptions
+    stop_on_signals()
+    rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
 
 
 def _stop_signal(signum, frame):
     _stop_signals.append(signum)
     if not _spin_ended:
-        if _wake is not None:
-            _wake()
         raise KeyboardInterrupt
+
+
+class StopSignalWakeup:
+    """
+    Wake the node's executor on every stop signal, from a thread of its own.
+
+    Python's own signal handler runs in the main thread only once it runs
+    Python again; one waiting inside rcl would not. signal.set_wakeup_fd
+    writes the signal's number to a pipe at once, whatever the main thread
+    does, and this thread then calls wake() (InterruptAgain: a guard
+    condition of the node, thread-safe), which ends the executor's wait.
+    """
+
+    def __init__(self, wake):
+        self._read, self._write = os.pipe2(os.O_CLOEXEC)
+        os.set_blocking(self._write, False)  # set_wakeup_fd needs it; a signal never waits
+        self._previous = signal.set_wakeup_fd(self._write, warn_on_full_buffer=False)
+        self._thread = threading.Thread(target=self._watch, args=(wake,),
+                                        name='stop-signal-wakeup', daemon=True)
+        self._thread.start()
+
+    def _watch(self, wake):
+        stops = {int(signal.SIGINT), int(signal.SIGTERM)}
+        while True:
+            try:
+                numbers = os.read(self._read, 64)
+            except OSError:
+                return
+            if not numbers:
+                return  # close(): the writing end is closed
+            if stops.intersection(numbers):
+                wake()
+
+    def close(self):
+        """Stop watching (before the node's guard condition is destroyed)."""
+        signal.set_wakeup_fd(self._previous)
+        os.close(self._write)
+        self._thread.join(5.0)
+        os.close(self._read)
 
 
 def _until_stopped(work):
@@ -142,10 +182,9 @@ def run(node_class, logger_name, args=None):
     import rclpy.logging
 
     try:
-        stop_on_signals()
-        rclpy.init(args=args)
+        init_ros(args)
     except KeyboardInterrupt:
-        # SIGINT before rclpy's handlers were in place: a stop like any other.
+        # A stop signal during rclpy.init: a stop like any other.
         rclpy.try_shutdown()
         return 0
     except rclpy_implementation.RCLError as error:
@@ -155,10 +194,10 @@ def run(node_class, logger_name, args=None):
     log_unsent_replies(rclpy.logging.get_logger(logger_name).warning)
     interrupt_again = InterruptAgain()
     sys.unraisablehook = quiet_interrupts_in_finalizers(sys.unraisablehook, interrupt_again)
-    node = None
+    node = wakeup = None
     try:
         node = node_class()
-        _attach_wake(interrupt_again, node)
+        wakeup = _wake_on_stop_signals(interrupt_again, node)
         # Everything built so far (modules, the node, a store's caches) lives
         # as long as the process: frozen, the garbage collector no longer
         # walks it on every full collection, which then costs a callback
@@ -170,28 +209,13 @@ def run(node_class, logger_name, args=None):
         return 1
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
-    except rclpy_implementation.RCLError:
-        # A SIGINT/SIGTERM that shuts the context down while the executor is
-        # between waits surfaces as "failed to initialize wait set: the given
-        # context is not valid" (seen on Jazzy in CI: exit 1 on SIGTERM).
-        # After shutdown that is the ordinary end of the spin; while the
-        # context is still ok it is a real failure.
-        if rclpy.ok() and not stop_signal_received():
-            raise
     except Exception:
         # The interrupt raised inside rclpy's C++ and turned into another
         # error there (the module's docstring); without a stop signal, a bug.
         if not stop_signal_received():
             raise
     finally:
-        # A second Ctrl-C, or launch forwarding SIGINT to a process that already
-        # got it from the terminal, must not interrupt the cleanup below (the
-        # memory node closes its store there).
-        signal.signal(signal.SIGINT, signal.SIG_IGN)
-        signal.signal(signal.SIGTERM, signal.SIG_IGN)
-        if node is not None:
-            node.destroy_node()
-        rclpy.try_shutdown()
+        _shut_down(rclpy, node, wakeup)
     return 0
 
 
@@ -199,15 +223,13 @@ def quiet_interrupts_in_finalizers(hook, interrupt_again=None):
     """
     Return an unraisable hook that keeps a KeyboardInterrupt lost in a finalizer out of the log.
 
-    Install it only once rclpy.init has put its signal handlers in place.
-    A SIGINT or SIGTERM reaches rclpy's handler first, then Python's, which
-    raises KeyboardInterrupt in the main thread wherever it is. When that is
-    inside a __del__ (rclpy's Task.__del__ runs after every callback),
-    Python can only drop it and prints "Exception ignored in ..." with a
-    traceback (seen in CI, Kilted's lifecycle node). This hook prints
-    nothing and calls interrupt_again() (an InterruptAgain), because the
-    stop must not rest on rclpy's shut-down context alone (see the module's
-    docstring). Any other unraisable exception goes to hook as before.
+    A SIGINT or SIGTERM raises KeyboardInterrupt in the main thread
+    wherever it is (stop_on_signals). When that is inside a __del__
+    (rclpy's Task.__del__ runs after every callback), Python can only drop
+    it and prints "Exception ignored in ..." with a traceback (seen in CI,
+    Kilted's lifecycle node). This hook prints nothing and calls
+    interrupt_again() (an InterruptAgain), which ends the spin from a
+    callback instead. Any other unraisable exception goes to hook as before.
     """
     def drop_interrupt(unraisable):
         if isinstance(unraisable.exc_value, KeyboardInterrupt):
@@ -226,7 +248,7 @@ class InterruptAgain:
     KeyboardInterrupt; calling this object triggers it (a thread-safe rcl
     call, harmless inside a finalizer). The executor runs the callback at
     its next wait and spin re-raises the interrupt, which ends the spin
-    like any other stop, whatever state rclpy's context is in.
+    like any other stop. StopSignalWakeup triggers it on every stop signal.
     """
 
     def __init__(self):
@@ -245,15 +267,29 @@ def _interrupt():
     raise KeyboardInterrupt
 
 
-def _attach_wake(interrupt_again, node):
-    """Give node its wake guard; a stop signal from now on triggers it (the module's docstring)."""
-    global _wake
+def _wake_on_stop_signals(interrupt_again, node):
+    """Give node its wake guard and return the StopSignalWakeup that triggers it."""
     interrupt_again.attach(node)
-    _wake = interrupt_again
+    wakeup = StopSignalWakeup(interrupt_again)
     if _stop_signals and not _spin_ended:
         # A stop signal while the node was being built was raised there or lost
         # inside rclpy's C++; it ends the spin at its first wait.
         interrupt_again()
+    return wakeup
+
+
+def _shut_down(rclpy, node, wakeup):
+    """Destroy the node and shut rclpy down, in the main thread (the module's docstring)."""
+    # A second Ctrl-C, or launch forwarding SIGINT to a process that already
+    # got it from the terminal, must not interrupt the cleanup (the memory
+    # node closes its store there).
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    if wakeup is not None:
+        wakeup.close()
+    if node is not None:
+        node.destroy_node()
+    rclpy.try_shutdown()
 
 
 def run_once(node_class, logger_name, failures, what, args=None):
@@ -274,10 +310,9 @@ def run_once(node_class, logger_name, failures, what, args=None):
 
     logger = rclpy.logging.get_logger(logger_name)
     try:
-        stop_on_signals()
-        rclpy.init(args=args)
+        init_ros(args)
     except KeyboardInterrupt:
-        # SIGINT/SIGTERM before rclpy's handlers were in place: nothing was done.
+        # A stop signal during rclpy.init: nothing was done.
         rclpy.try_shutdown()
         logger.error(f'interrupted before the {what} was complete')
         return 1
@@ -287,36 +322,31 @@ def run_once(node_class, logger_name, failures, what, args=None):
         return 1
     interrupt_again = InterruptAgain()
     sys.unraisablehook = quiet_interrupts_in_finalizers(sys.unraisablehook, interrupt_again)
-    node = None
+    node = wakeup = None
     executor = SingleThreadedExecutor()
     try:
         node = node_class()
-        _attach_wake(interrupt_again, node)
+        wakeup = _wake_on_stop_signals(interrupt_again, node)
         executor.add_node(node)
         _until_stopped(lambda: node.run(executor))
     except (StartupError, *failures) as error:
         logger.error(str(error))
         return 1
     except (KeyboardInterrupt, Exception) as error:
-        # RCLError: a signal shut the context down while the executor was
-        # between waits (as in run()); or the interrupt came out of rclpy's
-        # C++ as another error (the module's docstring). Without a stop
-        # signal, anything but the stop itself is a bug.
-        stopped = isinstance(error, (KeyboardInterrupt, ExternalShutdownException)) or (
-            isinstance(error, rclpy_implementation.RCLError) and not rclpy.ok())
+        # The interrupt may come out of rclpy's C++ as another error (the
+        # module's docstring). Without a stop signal, anything but the stop
+        # itself is a bug.
+        stopped = isinstance(error, (KeyboardInterrupt, ExternalShutdownException))
         if not (stopped or stop_signal_received()):
             raise
         if not getattr(node, 'completed', False):
             logger.error(f'interrupted before the {what} was complete')
             return 1
     finally:
-        # As in run(): a second signal must not interrupt the cleanup.
-        signal.signal(signal.SIGINT, signal.SIG_IGN)
-        signal.signal(signal.SIGTERM, signal.SIG_IGN)
-        executor.shutdown()
-        if node is not None:
-            node.destroy_node()
-        rclpy.try_shutdown()
+        try:
+            executor.shutdown()
+        finally:
+            _shut_down(rclpy, node, wakeup)
     return 0
 
 

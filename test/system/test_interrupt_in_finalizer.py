@@ -185,30 +185,35 @@ def test_only_a_keyboard_interrupt_is_raised_again_every_other_unraisable_goes_o
     assert (seen, again) == ([failure], ['interrupt'])
 
 
-SIGTERM_PROBE = """
+WAITING_IN_RCL_PROBE = """
 import os
 import signal
-import time
+import threading
 
 from mira_memory.ros import node_runner
 import rclpy
+import rclpy.node
 
-node_runner.stop_on_signals()
-rclpy.init()
+node_runner.init_ros()
+node = rclpy.node.Node('waiting_probe')  # no timer: nothing else wakes the executor
+interrupt_again = node_runner.InterruptAgain()
+wakeup = node_runner._wake_on_stop_signals(interrupt_again, node)
+threading.Timer(1.0, os.kill, (os.getpid(), signal.SIGNAL)).start()
 try:
-    os.kill(os.getpid(), signal.SIGTERM)
-    time.sleep(10)
-    print('SIGTERM was not raised')
+    rclpy.spin(node)
+    print('the spin ended by itself')
 except KeyboardInterrupt:
     print('KeyboardInterrupt')
+wakeup.close()
+node.destroy_node()
+rclpy.try_shutdown()
 """
 
 
-def test_sigterm_raises_keyboard_interrupt_through_rclpys_own_handler():
-    # rclpy.init installs its SIGTERM handler over node_runner's, and chains
-    # to it: the interrupt comes whatever rclpy does with its context (the
-    # context is often still valid when it does: rclpy shuts it down later,
-    # from a thread of its own).
-    result = subprocess.run([sys.executable, '-c', SIGTERM_PROBE], capture_output=True,
-                            text=True, timeout=60)
+@pytest.mark.parametrize('sent', ['SIGINT', 'SIGTERM'])
+def test_a_stop_signal_ends_a_spin_that_waits_inside_rcl(sent):
+    # The main thread waits in rcl_wait with the GIL released, and rclpy has
+    # no signal handler of its own: only StopSignalWakeup ends that wait.
+    result = subprocess.run([sys.executable, '-c', WAITING_IN_RCL_PROBE.replace('SIGNAL', sent)],
+                            capture_output=True, text=True, timeout=60)
     assert (result.returncode, result.stdout) == (0, 'KeyboardInterrupt\n'), result.stderr

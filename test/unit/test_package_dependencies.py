@@ -31,8 +31,10 @@ UNDECLARED = {'openai'}
 PEER_ONLY = {'robotmem'}
 # The test and bench helpers of this repository, imported by module name.
 # The test helpers are one package (test/helpers/); bench modules are flat.
-# The development tools the tests import (tools/*.py) are local too.
+# The development tools the tests import (tools/*.py) are local too, and so
+# are the helper modules that the helper scripts run by path import by name.
 LOCAL = {'helpers'} | {path.stem for path in (ROOT / 'test').glob('*.py')} | {
+    path.stem for path in (ROOT / 'test' / 'helpers').glob('*.py')} | {
     path.stem for path in (ROOT / 'bench').glob('*.py')} | {
     path.stem for path in (ROOT / 'tools').glob('*.py')}
 # Declared without an import statement: the generated interfaces' runtime,

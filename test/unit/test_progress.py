@@ -69,6 +69,16 @@ def test_without_a_terminal_one_line_per_ten_percent_and_the_last_once():
     assert lines[-1] == 'export: 100% (writing 1000 of 1000 records, 0.0 MB written, 10.0 s)'
 
 
+def test_a_line_shows_the_percent_of_its_own_tenth():
+    # 69.5% is in the sixth tenth: shown as 69%, never as a second "70%" step.
+    out = io.StringIO()
+    display = ProgressDisplay(out, 'export', terminal=False)
+    for done in (695, 780, 1000):
+        display.update(Progress('writing', done, 1000), 1.0, 1.0)
+    assert [line.split(' (')[0] for line in out.getvalue().splitlines()] == [
+        'export: 69%', 'export: 78%', 'export: 100%']
+
+
 def test_finish_shows_a_job_complete_when_its_last_feedback_came_after_its_result():
     out = io.StringIO()
     display = ProgressDisplay(out, 'verify', terminal=False)
