@@ -146,6 +146,14 @@ def judge(c, occurrence):
 
 
 def _value_and_polarity(c, occurrence, subject, value_span):
+    """
+    Return the Anchored verdict of one occurrence of the value.
+
+    The value's own checks and the subject's interleave, in this order: the
+    value is a complete phrase that carries meaning; a possessed subject is
+    what the clause describes; nothing of the value's phrase is cut off
+    after it; it was asserted; it is in the subject's clause; the polarity.
+    """
     lang, tokens = c.lang, c.tokens
     stop, marks = occurrence.stop, occurrence.marks
     subject_first, subject_stop, possessive = subject
