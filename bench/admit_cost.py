@@ -29,7 +29,9 @@ import sys
 import tempfile
 import time
 
-from mira_memory.core.admission.rules import admit, Proposal, TurnContext
+from mira_memory.core.admission.operator_turn import TurnContext
+from mira_memory.core.admission.proposal_rules import Proposal
+from mira_memory.core.admission.rules import admit
 from mira_memory.core.store import MemoryStore
 
 SUBJECTS = ('Ada Lovelace', 'Bob Stone', 'Carol Reed', 'Dana Scully')

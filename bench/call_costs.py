@@ -12,7 +12,7 @@ import statistics
 import time
 
 from mira_memory.core import recall, store as store_module
-from mira_memory.core.admission import rules, turn_proposals
+from mira_memory.core.admission import operator_turn, proposal_rules, rules, turn_proposals
 from mira_memory.memory import responses
 from mira_memory.srv import RecallMemory, Remember
 from rclpy.serialization import deserialize_message, serialize_message
@@ -105,9 +105,9 @@ def _recall_reads(reader, query):
 
 
 def _proposal(request):
-    context = rules.TurnContext(
+    context = operator_turn.TurnContext(
         episode_id=request.episode_id, turn_id=request.turn_id, utterance=request.utterance)
-    proposal = rules.Proposal(
+    proposal = proposal_rules.Proposal(
         kind=request.kind, subject=request.subject, predicate=request.predicate,
         value=request.value, related_entity=request.related_entity or None,
         related_role=request.related_role or None, evidence=request.evidence)

@@ -171,6 +171,8 @@ class Client:
 def keep_cost_in_process(samples, directory):
     """Return {'no own fsync': p50 us, 'fsync per keep': p50 us} of keeping on a full queue."""
     from mira_memory.core.admission import rules
+    from mira_memory.core.admission.operator_turn import TurnContext
+    from mira_memory.core.admission.proposal_rules import Proposal
     from mira_memory.core.review import keep
     from mira_memory.core.store import MemoryStore, pending, writes
     settings = keep.ReviewSettings(max_items=QUEUE_MAX)
@@ -180,9 +182,9 @@ def keep_cost_in_process(samples, directory):
             store.add_entity('person', 'Ada Lovelace')
 
             def one(n):
-                context = rules.TurnContext('bench', f't{n}', f'Maybe Ada Lovelace likes tea {n}.')
-                proposal = rules.Proposal('preference', 'Ada Lovelace', f'likes_{n}', f'tea {n}',
-                                          None, None, f'Ada Lovelace likes tea {n}')
+                context = TurnContext('bench', f't{n}', f'Maybe Ada Lovelace likes tea {n}.')
+                proposal = Proposal('preference', 'Ada Lovelace', f'likes_{n}', f'tea {n}',
+                                    None, None, f'Ada Lovelace likes tea {n}')
                 result = rules.admit(store, context, proposal, 'Mira')
                 return keep.pending_values(context, proposal, 'Mira', result)
 

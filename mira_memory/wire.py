@@ -56,8 +56,8 @@ def __getattr__(name):
 # Episode, turn, observation and trigger ids on the topics. Ids end up in
 # memory provenance labels ("episode <id> turn <id>"), where whitespace
 # would let two turns share one label. (Admission checks its own, looser
-# bound in core/admission/rules.py: 1-64 characters, no whitespace or control
-# characters; every id this rule accepts passes it.)
+# bound in core/admission/operator_turn.py: 1-64 characters, no whitespace
+# or control characters; every id this rule accepts passes it.)
 ID_PATTERN = re.compile(r'[A-Za-z0-9][A-Za-z0-9_.-]{0,63}')
 
 

@@ -3,7 +3,7 @@
 """
 Generate the stop words of languages the grounding rules have no data for.
 
-clauses.unclaimed refuses a sentence that an unclaimed language knows more
+sentence_language.unclaimed refuses a sentence that an unclaimed language knows more
 words of than any claimed language (en fr de es it pt nl). Besides the
 hand-picked tables of language/unclaimed.toml, this tool writes the stop
 words of every other Latin-script language of stopwordsiso (a maintained

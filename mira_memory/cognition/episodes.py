@@ -39,7 +39,7 @@ from mira_memory.cognition.tools import (
     NO_OPERATOR_UTTERANCE, OPERATOR, parse_recall_arguments, parse_remember_arguments,
     RECALL_MEMORY, RecallArguments, refused_text, REMEMBER, REMEMBER_LIMIT_REACHED, TOOL_NAMES,
     TOOL_UNAVAILABLE, ToolArgumentError, tools_for_episode, UNKNOWN_TOOL)
-from mira_memory.core.admission.rules import Proposal
+from mira_memory.core.admission.proposal_rules import Proposal
 
 ACQUISITION_ATTEMPTS = 2
 

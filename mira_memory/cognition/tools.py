@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import json
 from typing import Literal, Optional
 
-from mira_memory.core.admission.rules import Proposal
+from mira_memory.core.admission.proposal_rules import Proposal
 from mira_memory.core.pydantic_compat import Field, Model, StrictStr, ValidationError, validator
 
 RECALL_MEMORY = 'recall_memory'

@@ -106,7 +106,7 @@ def _pending(response, table):
 
 def _pending_show(response):
     item = response.item
-    # The rules end an explanation with the trigger that decided (rules.explanation).
+    # The rules end an explanation with the trigger that decided (results.explanation).
     explanation, _, decided_by = item.explanation.partition(' Decided by: ')
     lines = [
         f'{item.id}',

@@ -11,7 +11,7 @@ are core/review's decisions (docs/review.md).
 """
 
 from mira_memory.core import store
-from mira_memory.core.admission import rules
+from mira_memory.core.admission import proposal_rules
 from mira_memory.core.review import check, decisions
 from mira_memory.memory import responses
 
@@ -199,7 +199,7 @@ class AdminHandlers:
 
     def admin_check(self, request, response):
         """Judge a statement with remember's rules and write nothing (memory check)."""
-        proposal = rules.Proposal(
+        proposal = proposal_rules.Proposal(
             kind=request.kind, subject=request.subject, predicate=request.predicate,
             value=request.value, related_entity=request.related_entity or None,
             related_role=request.related_role or None, evidence=request.evidence)

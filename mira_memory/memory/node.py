@@ -37,7 +37,7 @@ import sys
 import time
 
 from mira_memory.core import config, recall
-from mira_memory.core.admission import rules, turns
+from mira_memory.core.admission import results, turns
 from mira_memory.core.admission.normalize import has_forbidden_characters
 from mira_memory.core.archive import output_files
 from mira_memory.core.errors import StoreError
@@ -396,14 +396,14 @@ class MemoryServing:
     async def _on_remember(self, request, response):
         started = time.perf_counter()
         if self._store_refused():
-            return responses.fill_remember(response, rules.backend_failure())
+            return responses.fill_remember(response, results.backend_failure())
         heard = turns.HEARD  # require_observed_turns is false
         gate = self.turn_gate
         if gate is not None:
             heard = await gate.heard(request)
             if self._store_refused():
                 # The managed node was deactivated while this call waited: nothing is written.
-                return responses.fill_remember(response, rules.backend_failure())
+                return responses.fill_remember(response, results.backend_failure())
         # Only a turn this node heard itself may leave a refusal for review,
         # written after this reply (_after_reply).
         return self.service.answer_remember(request, response, heard, started,

@@ -9,7 +9,7 @@ change (a new field, a new error code) is made once.
 
 from mira_memory.action import Backup
 from mira_memory.core import store
-from mira_memory.core.admission import rules, turns
+from mira_memory.core.admission import results, turns
 from mira_memory.core.errors import ClosedError, PathNotAllowedError, RefusedError
 from mira_memory.core.review import decisions, keep
 from mira_memory.msg import EntityRecord, MemoryLink, PayloadRecord, PendingRecord, RecalledEntity
@@ -245,9 +245,9 @@ TURN_NOT_HEARD_ERRORS = {
 
 def fill_remember_turn_not_heard(response, heard):
     """Answer a remember whose turn the memory node did not hear (turns.NOT_HEARD/DIFFERENT)."""
-    response.status = rules.STATUS_REJECTED
+    response.status = results.STATUS_REJECTED
     response.outcome = ''
-    response.reason = rules.REASON_EVIDENCE_NOT_IN_UTTERANCE
+    response.reason = results.REASON_EVIDENCE_NOT_IN_UTTERANCE
     response.memory_id = ''
     response.conflicting_memory_ids = []
     response.error = TURN_NOT_HEARD_ERRORS[heard]

@@ -39,7 +39,8 @@ import threading
 import time
 
 from mira_memory.core import recall, store
-from mira_memory.core.admission import language, rules, turns
+from mira_memory.core.admission import language, operator_turn, proposal_rules, results, rules
+from mira_memory.core.admission import turns
 from mira_memory.core.admission.turn_proposals import TurnProposalLog
 from mira_memory.core.archive import verify_process
 from mira_memory.core.review import keep
@@ -336,7 +337,7 @@ class MemoryService(AdminHandlers):
             self.health.remember.add(time.perf_counter() - started)
             return responses.fill_remember_turn_not_heard(response, heard)
         result = self.remember(request, observed=observed, defer=defer)
-        if result.reason == rules.REASON_BACKEND_FAILURE:
+        if result.reason == results.REASON_BACKEND_FAILURE:
             self.health.remember_failures.add()
             self.note_writes_stopped()
         self.health.remember.add(time.perf_counter() - started)
@@ -357,13 +358,13 @@ class MemoryService(AdminHandlers):
         self.write_kept()
         kept = []
         if not self.database_in_place():
-            return rules.backend_failure()
+            return results.backend_failure()
         try:
             # The turn is read once, here: every rule reads this one value.
-            context = rules.Turn(
+            context = operator_turn.Turn(
                 episode_id=request.episode_id, turn_id=request.turn_id,
                 utterance=request.utterance)
-            proposal = rules.Proposal(
+            proposal = proposal_rules.Proposal(
                 kind=request.kind, subject=request.subject, predicate=request.predicate,
                 value=request.value, related_entity=request.related_entity or None,
                 related_role=request.related_role or None, evidence=request.evidence)
@@ -379,16 +380,16 @@ class MemoryService(AdminHandlers):
             result = self.turn_proposals.answer(context, proposal, admit)
         except Exception:  # admit() never raises by contract; this guards the contract
             self.log.error('remember failed unexpectedly', throttle_duration_sec=1.0)
-            result = rules.backend_failure()
-        if result.status == rules.STATUS_APPLIED and not self.database_in_place():
+            result = results.backend_failure()
+        if result.status == results.STATUS_APPLIED and not self.database_in_place():
             # Committed, but to a file no longer at the path: not acknowledged.
-            return rules.backend_failure()
+            return results.backend_failure()
         if kept:
             self._kept.extend(kept)
             (defer or _at_once)(self.write_kept)
-        if result.outcome == rules.OUTCOME_CREATED:
+        if result.outcome == results.OUTCOME_CREATED:
             self.health.wrote(memories=1, active_memories=1)
-        if result.status == rules.STATUS_APPLIED and self.log.is_enabled_for(
+        if result.status == results.STATUS_APPLIED and self.log.is_enabled_for(
                 LoggingSeverity.DEBUG):
             # Debug, not info: an rclpy log call costs about as much as the
             # admission itself (see bench/README.md), and the row's source

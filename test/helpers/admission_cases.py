@@ -18,7 +18,8 @@ the same rows go through the real remember service unchanged.
 from dataclasses import dataclass, replace
 from typing import Optional
 
-from mira_memory.core.admission.rules import Proposal, TurnContext
+from mira_memory.core.admission.operator_turn import TurnContext
+from mira_memory.core.admission.proposal_rules import Proposal
 
 ROBOT_PROFILE = 'Kestrelbot'
 

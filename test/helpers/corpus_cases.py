@@ -21,7 +21,9 @@ import tomllib
 from typing import Optional
 
 from mira_memory.core.admission.normalize import normalize_key, normalize_token
-from mira_memory.core.admission.rules import Proposal, REASONS, TurnContext
+from mira_memory.core.admission.operator_turn import TurnContext
+from mira_memory.core.admission.proposal_rules import Proposal
+from mira_memory.core.admission.results import REASONS
 
 CORPUS_DIRECTORY = pathlib.Path(__file__).resolve().parents[1] / 'grounding_corpus'
 # The held-out parts, each its own world, loaded and reported on its own, so

@@ -36,7 +36,8 @@ from helpers.rosutil import NodeProcess, unique_namespace
 from mira_memory import srv
 from mira_memory.client import names
 from mira_memory.core import config
-from mira_memory.core.admission.rules import Proposal, TurnContext
+from mira_memory.core.admission.operator_turn import TurnContext
+from mira_memory.core.admission.proposal_rules import Proposal
 from mira_memory.core.archive import importing
 from mira_memory.core.store import NewMemory, parse_entity_id, parse_memory_id
 

@@ -14,7 +14,8 @@ from helpers import diagnostics_util, durability
 from helpers.memory_services import create_clients, OBSERVED_TURN_WAIT, remember_request
 from helpers.rosutil import executable, NodeProcess, unique_namespace
 from mira_memory import srv
-from mira_memory.core.admission.rules import Proposal, TurnContext
+from mira_memory.core.admission.operator_turn import TurnContext
+from mira_memory.core.admission.proposal_rules import Proposal
 
 # docs/storage.md#replication-and-restore states both bounds.
 STATED_LAG_SEC = 5.0

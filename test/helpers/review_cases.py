@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 """The operator turns the review tests say, each with its proposal: (utterance, Proposal)."""
 
-from mira_memory.core.admission.rules import Proposal
+from mira_memory.core.admission.proposal_rules import Proposal
 
 # Refused by the grounding (a hedge): kept for review.
 HEDGED = ('Maybe Ada Lovelace prefers green tea.',

@@ -17,7 +17,9 @@ from helpers.admission_cases import RELATIONSHIP_CONTEXT, ROBOT_PROFILE
 from helpers.memory_services import MemoryServices, message_strings, rcl_msg, rcl_srv
 from helpers.memory_services import remember_request, SLOW_CALL_TIMEOUT, srv, start_enabled_node
 from helpers.memory_services import unique, unique_token, write_lock_held
-from mira_memory.core.admission.rules import Proposal, TURN_ALREADY_PROPOSED_ERROR, TurnContext
+from mira_memory.core.admission.operator_turn import TurnContext
+from mira_memory.core.admission.proposal_rules import Proposal
+from mira_memory.core.admission.results import TURN_ALREADY_PROPOSED_ERROR
 import pytest
 
 pytestmark = pytest.mark.ros

@@ -16,7 +16,8 @@ from mira_memory import srv
 from mira_memory.action import Backup, Export, Verify
 from mira_memory.client import names
 from mira_memory.console import offline_tools
-from mira_memory.core.admission.rules import Proposal, TurnContext
+from mira_memory.core.admission.operator_turn import TurnContext
+from mira_memory.core.admission.proposal_rules import Proposal
 from mira_memory.core.store import ownership, schema
 import pytest
 

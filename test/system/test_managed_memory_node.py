@@ -25,7 +25,8 @@ from helpers.rosutil import NodeProcess, unique_namespace
 from helpers.schema_v1 import make_version_1_database
 from mira_memory.action import Backup
 from mira_memory.client import names
-from mira_memory.core.admission.rules import Proposal, TurnContext
+from mira_memory.core.admission.operator_turn import TurnContext
+from mira_memory.core.admission.proposal_rules import Proposal
 from mira_memory.core.store import ownership
 import pytest
 

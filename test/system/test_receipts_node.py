@@ -18,7 +18,8 @@ from helpers.rosutil import executable
 from helpers.schema_v2 import make_version_2_database
 from mira_memory.action import Verify
 from mira_memory.core.admission import language
-from mira_memory.core.admission.rules import Proposal, TurnContext
+from mira_memory.core.admission.operator_turn import TurnContext
+from mira_memory.core.admission.proposal_rules import Proposal
 import pytest
 
 pytestmark = pytest.mark.ros

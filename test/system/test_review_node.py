@@ -24,7 +24,8 @@ from helpers.raw_scan import raw_hits
 from helpers.review_cases import GHENT, HEDGED, LEUVEN, UNKNOWN
 from helpers.rosutil import executable, unique_namespace, write_params_file
 from mira_memory.client import names
-from mira_memory.core.admission.rules import Proposal, TurnContext
+from mira_memory.core.admission.operator_turn import TurnContext
+from mira_memory.core.admission.proposal_rules import Proposal
 from mira_memory.simulation import processes
 import pytest
 

@@ -14,11 +14,11 @@ def test_generated_interfaces_import():
 
 
 def test_remember_reason_constants_match_the_core():
-    from mira_memory.core.admission import rules
+    from mira_memory.core.admission import results
     from mira_memory.srv import Remember
     declared = {value for name, value in vars(Remember.Response).items()
                 if name.startswith('REASON_')}
-    assert declared == set(rules.REASONS)
+    assert declared == set(results.REASONS)
     assert len(declared) == 15
 
 

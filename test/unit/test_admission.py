@@ -8,10 +8,12 @@ import sqlite3
 from conftest import FIXED_CREATED_AT as CREATED_AT
 from helpers.admission_cases import Case, CASES, context, FACT, FACT_CONTEXT, RELATIONSHIP
 from helpers.admission_cases import RELATIONSHIP_CONTEXT, ROBOT_PROFILE
-from mira_memory.core.admission.rules import AdmissionResult, admit, backend_failure
-from mira_memory.core.admission.rules import ERROR_MAX_LENGTH, Proposal
-from mira_memory.core.admission.rules import REASONS, source_label, TURN_ALREADY_WROTE_ERROR
-from mira_memory.core.admission.rules import TurnContext
+from mira_memory.core.admission.operator_turn import source_label, TurnContext
+from mira_memory.core.admission.proposal_rules import Proposal
+from mira_memory.core.admission.results import AdmissionResult, backend_failure
+from mira_memory.core.admission.results import ERROR_MAX_LENGTH, REASONS
+from mira_memory.core.admission.results import TURN_ALREADY_WROTE_ERROR
+from mira_memory.core.admission.rules import admit
 from mira_memory.core.store import BackendError, MemoryStore, NewMemory
 import pytest
 

@@ -15,7 +15,9 @@ import tempfile
 
 from hypothesis import find, given, settings, strategies as st
 from mira_memory.core.admission.normalize import locate, normalize_key
-from mira_memory.core.admission.rules import admit, Proposal, TurnContext
+from mira_memory.core.admission.operator_turn import TurnContext
+from mira_memory.core.admission.proposal_rules import Proposal
+from mira_memory.core.admission.rules import admit
 from mira_memory.core.store import MemoryStore
 import pytest
 

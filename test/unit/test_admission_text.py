@@ -3,7 +3,9 @@
 
 from dataclasses import replace
 
-from mira_memory.core.admission.rules import admit, Proposal, TurnContext
+from mira_memory.core.admission.operator_turn import TurnContext
+from mira_memory.core.admission.proposal_rules import Proposal
+from mira_memory.core.admission.rules import admit
 import pytest
 
 ROBOT = 'Kestrelbot'

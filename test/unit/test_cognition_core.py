@@ -12,7 +12,7 @@ from mira_memory.cognition.tools import (
     parse_recall_arguments, parse_remember_arguments, RECALL_MEMORY_TOOL, recall_result_text,
     RecallArguments, refused_text, remember_result_text, REMEMBER_TOOL, strict_parameters,
     ToolArgumentError, tools_for_episode)
-from mira_memory.core.admission.rules import Proposal
+from mira_memory.core.admission.proposal_rules import Proposal
 from mira_memory.core.pydantic_compat import Field, Model, StrictStr
 import pytest
 

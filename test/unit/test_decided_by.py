@@ -4,8 +4,10 @@
 import types
 
 from mira_memory.console import review_lines
-from mira_memory.core.admission import rules, verdict
-from mira_memory.core.admission.rules import admit, Proposal, TurnContext
+from mira_memory.core.admission import results, verdict
+from mira_memory.core.admission.operator_turn import TurnContext
+from mira_memory.core.admission.proposal_rules import Proposal
+from mira_memory.core.admission.rules import admit
 from mira_memory.core.admission.verdict import ground
 from mira_memory.core.store import MemoryStore
 import pytest
@@ -59,7 +61,7 @@ def test_the_receipt_records_what_was_let_pass_and_the_response_echoes_nothing(s
     # The error the Remember response carries is the fixed sentence, no operator words.
     assert refused.error == verdict.ERRORS['hedged'][1]
     assert 'Maybe' not in refused.error and 'Maybe' in refused.decided_by
-    assert rules.explanation(refused) == f'{refused.error} Decided by: {refused.decided_by}.'
+    assert results.explanation(refused) == f'{refused.error} Decided by: {refused.decided_by}.'
 
 
 def test_pending_show_prints_the_trigger_that_decided():

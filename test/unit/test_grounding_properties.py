@@ -23,7 +23,9 @@ from dataclasses import dataclass
 import random
 
 from hypothesis import event, find, given, settings, strategies as st
-from mira_memory.core.admission.rules import admit, Proposal, TurnContext
+from mira_memory.core.admission.operator_turn import TurnContext
+from mira_memory.core.admission.proposal_rules import Proposal
+from mira_memory.core.admission.rules import admit
 from mira_memory.core.store import MemoryStore
 import pytest
 

@@ -9,7 +9,7 @@ to one stage shows where it went wrong.
 
 import tomllib
 
-from mira_memory.core.admission import clauses, scope, text
+from mira_memory.core.admission import clauses, scope, sentence_language, text
 from mira_memory.core.admission.language import Language, language, LANGUAGE_DIRECTORY
 from mira_memory.core.admission.text import Claim
 from mira_memory.core.admission.verdict import ground
@@ -127,7 +127,7 @@ def test_a_sentence_in_a_language_without_data_is_unclaimed(utterance, name, unc
     claim, found = structure_of(utterance)
     subject = next(token for token in claim.analysis.tokens if token.text == name)
 
-    assert clauses.unclaimed(claim, found, [(subject.start, subject.end)]) is unclaimed
+    assert sentence_language.unclaimed(claim, found, [(subject.start, subject.end)]) is unclaimed
 
 
 # --- scopes --------------------------------------------------------------------

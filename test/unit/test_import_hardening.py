@@ -22,7 +22,7 @@ from helpers.review_cases import GHENT, HEDGED, LEUVEN
 from hypothesis import example, given, HealthCheck, settings, strategies as st
 from mira_memory.console import offline_tools
 from mira_memory.core.admission import rules
-from mira_memory.core.admission.rules import TurnContext
+from mira_memory.core.admission.operator_turn import TurnContext
 from mira_memory.core.archive import copies
 from mira_memory.core.review import decisions, keep
 from mira_memory.core.store import MemoryStore

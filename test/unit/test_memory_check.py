@@ -14,7 +14,9 @@ import dataclasses
 import hashlib
 
 from helpers.corpus_cases import load, ROBOT_PROFILE
-from mira_memory.core.admission import rules, verdict
+from mira_memory.core.admission import results, rules, verdict
+from mira_memory.core.admission.operator_turn import TurnContext
+from mira_memory.core.admission.proposal_rules import Proposal
 from mira_memory.core.review import check
 import pytest
 
@@ -75,9 +77,9 @@ def test_a_check_answers_exactly_what_admission_answers_next(corpus, store):
         before = checked(store, case)
         admitted = rules.admit(store, case.context(number), case.proposal, ROBOT_PROFILE)
         assert answer(before.result) == answer(admitted), case.label
-        if admitted.outcome == rules.OUTCOME_DUPLICATE:
+        if admitted.outcome == results.OUTCOME_DUPLICATE:
             assert before.result.memory_id == admitted.memory_id, case.label
-        if admitted.outcome == rules.OUTCOME_CREATED:
+        if admitted.outcome == results.OUTCOME_CREATED:
             assert before.result.memory_id is None
             assert before.summary and before.subject_entity_id, case.label
         compared += 1
@@ -87,15 +89,15 @@ def test_a_check_answers_exactly_what_admission_answers_next(corpus, store):
 def test_a_statement_checked_after_it_was_stored_is_a_duplicate(store):
     ada = store.add_entity('person', 'Ada Lovelace')
     utterance = 'Ada Lovelace prefers green tea.'
-    proposal = rules.Proposal('preference', 'Ada Lovelace', 'prefers_drink', 'green tea',
-                              None, None, 'Ada Lovelace prefers green tea')
+    proposal = Proposal('preference', 'Ada Lovelace', 'prefers_drink', 'green tea',
+                        None, None, 'Ada Lovelace prefers green tea')
     with store.snapshot() as conn:
         first = check.check(conn, utterance, proposal, ROBOT_PROFILE)
     assert answer(first.result) == ('applied', 'created', '', '')
     assert (first.summary, first.value, first.subject_entity_id) == (
         'Ada Lovelace prefers green tea', 'green tea', ada.id)
 
-    stored = rules.admit(store, rules.TurnContext('e1', 't1', utterance), proposal,
+    stored = rules.admit(store, TurnContext('e1', 't1', utterance), proposal,
                          ROBOT_PROFILE)
     # The check used no turn: the same statement was still admitted.
     assert stored.outcome == 'created'
@@ -107,8 +109,8 @@ def test_a_statement_checked_after_it_was_stored_is_a_duplicate(store):
 
 def test_an_empty_evidence_means_the_whole_utterance(store):
     store.add_entity('person', 'Ada Lovelace')
-    proposal = rules.Proposal('preference', 'Ada Lovelace', 'prefers_drink', 'green tea',
-                              None, None, '')
+    proposal = Proposal('preference', 'Ada Lovelace', 'prefers_drink', 'green tea',
+                        None, None, '')
     with store.snapshot() as conn:
         result = check.check(conn, 'Ada Lovelace prefers green tea.', proposal, ROBOT_PROFILE)
     assert result.result.outcome == 'created'
@@ -116,8 +118,8 @@ def test_an_empty_evidence_means_the_whole_utterance(store):
 
 def test_a_grounding_refusal_names_its_check_and_would_be_kept_for_review(store):
     store.add_entity('person', 'Ada Lovelace')
-    proposal = rules.Proposal('preference', 'Ada Lovelace', 'prefers_drink', 'green tea',
-                              None, None, 'Ada Lovelace prefers green tea')
+    proposal = Proposal('preference', 'Ada Lovelace', 'prefers_drink', 'green tea',
+                        None, None, 'Ada Lovelace prefers green tea')
     with store.snapshot() as conn:
         hedged = check.check(conn, 'Maybe Ada Lovelace prefers green tea.', proposal,
                              ROBOT_PROFILE)
@@ -130,8 +132,8 @@ def test_a_grounding_refusal_names_its_check_and_would_be_kept_for_review(store)
 
 
 def test_a_refusal_no_person_can_judge_is_not_kept(store):
-    proposal = rules.Proposal('preference', 'Ada Lovelace', 'prefers_drink', 'coffee',
-                              None, None, 'Ada Lovelace prefers green tea')
+    proposal = Proposal('preference', 'Ada Lovelace', 'prefers_drink', 'coffee',
+                        None, None, 'Ada Lovelace prefers green tea')
     with store.snapshot() as conn:
         result = check.check(conn, 'Ada Lovelace prefers green tea.', proposal, ROBOT_PROFILE)
     assert answer(result.result) == ('rejected', '', 'value_not_supported', '9')

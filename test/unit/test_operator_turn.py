@@ -15,9 +15,10 @@ import sys
 import unicodedata
 
 import mira_memory.core as core
-from mira_memory.core.admission import normalize, rules
-from mira_memory.core.admission.operator_turn import Turn
-from mira_memory.core.admission.rules import admit, judge, Proposal, TurnContext
+from mira_memory.core.admission import normalize
+from mira_memory.core.admission.operator_turn import Turn, TurnContext
+from mira_memory.core.admission.proposal_rules import Proposal
+from mira_memory.core.admission.rules import admit, judge
 from mira_memory.core.admission.turn_proposals import TurnProposalLog
 from mira_memory.core.store import MemoryStore
 import pytest
@@ -66,7 +67,7 @@ def counts(monkeypatch):
         if needle.display == EVIDENCE and haystack.display.startswith('By the way'):
             found['evidence_located'] += 1
         return original_find(needle, haystack, *window)
-    for module in ('normalize', 'rules', 'verdict', 'text', 'anchors'):
+    for module in ('normalize', 'proposal_rules', 'verdict', 'text'):
         target = importlib.import_module(f'mira_memory.core.admission.{module}')
         if hasattr(target, 'find'):
             monkeypatch.setattr(target, 'find', find)
@@ -174,6 +175,5 @@ def test_the_cache_search_finds_a_cache_that_keeps_text():
     assert not _holds(gc.get_referents(kept), 'Lovelace', set())
 
 
-def test_rules_reexport_the_turn_context():
-    assert rules.TurnContext is TurnContext
+def test_a_turn_is_a_turn_context():
     assert isinstance(Turn('e', 't', 'u'), TurnContext)

@@ -17,8 +17,10 @@ from helpers.admission_cases import ROBOT_PROFILE
 from helpers.raw_scan import database_files, raw_hits
 from helpers.schema_v2 import make_version_2_database, MEMORY_IDS, SEQUENCES
 from mira_memory.console import offline_tools
-from mira_memory.core.admission import language, rules
-from mira_memory.core.admission.rules import admit, Proposal, TurnContext
+from mira_memory.core.admission import language, results, rules
+from mira_memory.core.admission.operator_turn import TurnContext
+from mira_memory.core.admission.proposal_rules import Proposal
+from mira_memory.core.admission.rules import admit
 from mira_memory.core.archive import copies, verify, verify_process as verify_child
 from mira_memory.core.store import health, MemoryStore, NewMemory, schema, WriteTransaction
 import pytest
@@ -70,7 +72,7 @@ def test_a_remembered_memory_has_its_receipt(world):
         rules_version=language.RULES_VERSION, rules_digest=language.rules_digest(),
         rules_ran='1-19', subject_entity_id=1, related_entity_id=None)
     assert receipt.created_at == world.get_memory(result.memory_id)[0].created_at
-    assert result.decision == rules.Decision('1-19', 1, None, ((1, 'subject'),))
+    assert result.decision == results.Decision('1-19', 1, None, ((1, 'subject'),))
 
 
 def test_a_relationship_receipt_records_both_resolved_entities(world):

@@ -13,8 +13,9 @@ from helpers.raw_scan import raw_hits
 from helpers.review_cases import GHENT, HEDGED, LEUVEN, UNKNOWN, UNKNOWN_RELATED
 from helpers.schema_v3 import make_version_3_database, MEMORY_IDS, RECEIPT_IDS, SEQUENCES
 from mira_memory.console import offline_tools
-from mira_memory.core.admission import language, rules
-from mira_memory.core.admission.rules import Proposal, TurnContext
+from mira_memory.core.admission import language, results, rules
+from mira_memory.core.admission.operator_turn import TurnContext
+from mira_memory.core.admission.proposal_rules import Proposal
 from mira_memory.core.archive import copies, verify
 from mira_memory.core.errors import BackendError, ClosedError, InvalidInputError, NotFoundError
 from mira_memory.core.errors import RefusedError
@@ -100,7 +101,7 @@ def test_a_grounding_refusal_is_kept_with_all_a_person_needs_to_judge_it(world, 
         'Ada Lovelace prefers green tea')
     assert (item.related_entity, item.related_role, item.robot_profile) == (None, None, ROBOT)
     assert (item.reason, item.rule, item.explanation) == (
-        result.reason, '10', rules.explanation(result))
+        result.reason, '10', results.explanation(result))
     # The explanation names the trigger that decided, for the person who reviews it.
     assert item.explanation == result.error + (
         ' Decided by: hedge "Maybe" at characters 0-5, reach sentence, both ways, governs'
@@ -161,7 +162,7 @@ def test_an_ambiguous_subject_and_a_store_failure_are_never_kept(world, monkeypa
     result = say(world, (utterance, proposal))
     assert (result.reason, result.pending_review) == ('subject_ambiguous', False)
     failure = keep.keep(world, TurnContext('e1', 'tb', utterance), proposal, ROBOT,
-                        rules.backend_failure(), SETTINGS)
+                        results.backend_failure(), SETTINGS)
     assert failure.pending_review is False and pending(world) == []
 
 
@@ -315,7 +316,7 @@ def test_accept_of_a_grounding_refusal_writes_a_supervised_memory_with_its_recei
     assert (receipt.refused_reason, receipt.refused_rule, receipt.refused_at) == (
         'evidence_not_in_utterance', '10', '2026-05-01T12:00:00Z')
     # The receipt keeps the trigger that refused it, as the pending item had it.
-    assert receipt.refused_explanation == rules.explanation(refused)
+    assert receipt.refused_explanation == results.explanation(refused)
     assert 'Decided by: hedge "Maybe"' in receipt.refused_explanation
     assert pending(world) == []
     # Recall shows it, and says how to read it: the operator's words a person accepted.

@@ -4,13 +4,13 @@
 from dataclasses import replace
 
 from helpers.admission_cases import FACT, FACT_CONTEXT, RELATIONSHIP
-from mira_memory.core.admission import rules
+from mira_memory.core.admission import results
 from mira_memory.core.admission.turn_proposals import TurnProposalLog
 import pytest
 
-CREATED = rules.AdmissionResult('applied', 'created', '', 7, (), '')
-DUPLICATE = rules.AdmissionResult('applied', 'duplicate', '', 7, (), '')
-REJECTED = rules.AdmissionResult(
+CREATED = results.AdmissionResult('applied', 'created', '', 7, (), '')
+DUPLICATE = results.AdmissionResult('applied', 'duplicate', '', 7, (), '')
+REJECTED = results.AdmissionResult(
     'rejected', '', 'subject_not_found', None, (), 'fixed sentence')
 
 
@@ -43,7 +43,7 @@ def test_a_different_proposal_in_the_turn_is_rejected_without_admission(first):
     result = log.answer(FACT_CONTEXT, replace(FACT, value='zumbleberry'), admit)
 
     assert (result.status, result.reason) == ('rejected', 'invalid_proposal')
-    assert result.error == rules.TURN_ALREADY_PROPOSED_ERROR
+    assert result.error == results.TURN_ALREADY_PROPOSED_ERROR
     assert admit.calls == 0
 
 
@@ -85,7 +85,7 @@ def test_empty_and_null_related_fields_are_the_same_request():
 
 def test_backend_failure_is_not_recorded():
     log = TurnProposalLog()
-    log.answer(FACT_CONTEXT, FACT, Admission(rules.backend_failure()))
+    log.answer(FACT_CONTEXT, FACT, Admission(results.backend_failure()))
 
     assert log.answer(FACT_CONTEXT, RELATIONSHIP, Admission(CREATED)) == CREATED
 

@@ -228,10 +228,10 @@ class Language:
                 if code not in self.word_languages.get(word, ()):
                     self.word_languages[word] = self.word_languages.get(word, ()) + (code,)
         # Every word a claimed language's data holds: the measure of whether
-        # a sentence is in a claimed language at all (see clauses.unclaimed).
+        # a sentence is in a claimed language at all (see sentence_language.unclaimed).
         # Which claimed languages know each word (single words only: a word
         # the data holds only inside a phrase, "jest" in "in jest", may well be
-        # another language's, Polish "jest"). clauses.unclaimed weighs a
+        # another language's, Polish "jest"). sentence_language.unclaimed weighs a
         # sentence's words of each claimed language against its unclaimed_words.
         known = {}
         for table in tables:
@@ -300,7 +300,7 @@ class Language:
                                              reverse=True))
         # (For one str.endswith / startswith test per word before the loop.)
         # A correction said before a statement leads into it ("no actually, Elodie
-        # has a key"): it reaches back only (clauses.walk steps over it).
+        # has a key"): it reaches back only (evidence_shape.walk steps over it).
         self.correction_leads = {}
         for found in self.trigger_phrases.values():
             for keys, trigger in found:

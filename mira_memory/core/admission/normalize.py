@@ -224,6 +224,13 @@ def has_unsegmented_script(text):
     return _UNSEGMENTED_SCRIPT.search(text) is not None
 
 
+def is_blank(text):
+    """Return True for text that is only whitespace (or empty), without normalizing it."""
+    # NFKC maps no visible character to whitespace (checked for every code
+    # point), so the raw text answers without normalizing it.
+    return not text.split()
+
+
 def _refuse_forbidden(text, what='text'):
     if has_forbidden_characters(text):
         raise NormalizationError(

@@ -13,15 +13,22 @@ is the only place it lives.
 
 The analysis (tokens and sentences) is worked out on first use: a proposal
 refused before the grounding rules never pays for it.
+
+A turn is known by its ids: `is_turn_id` is the rule they follow, and
+`source_label` the provenance label that names the turn in the store.
 """
 
 from dataclasses import dataclass
+import unicodedata
 
 from mira_memory.core.admission.language import language
-from mira_memory.core.admission.normalize import fold_utterance, NormalizationError
+from mira_memory.core.admission.normalize import fold_utterance, has_forbidden_characters
+from mira_memory.core.admission.normalize import NormalizationError
 from mira_memory.core.admission.text import analysis_of
 
 UTTERANCE_MAX_LENGTH = 4000
+# An episode or turn id: 1-64 characters, no whitespace or control characters.
+CONTEXT_ID_MAX_LENGTH = 64
 
 
 @dataclass(frozen=True)
@@ -72,3 +79,30 @@ def _folded(utterance):
         return fold_utterance(utterance)
     except NormalizationError:  # forbidden characters (outside an emoji), or blank
         return None
+
+
+def is_turn_id(text):
+    """Return True for an episode or turn id that admission accepts (one word, no controls)."""
+    return (isinstance(text, str) and 0 < len(text) <= CONTEXT_ID_MAX_LENGTH
+            and not has_forbidden_characters(text)
+            and text.split() == [text])  # (no whitespace: one word, itself)
+
+
+def source_label(context):
+    """
+    Return the provenance label that identifies an operator turn, ids exactly as sent.
+
+    The store keeps labels in NFKC display form, which would fold "ｅ１" into
+    "e1". An id that NFKC would change is therefore written as ASCII with
+    u{hex} escapes after a backslash, and a backslash always as two, so no two
+    ids share a label.
+    """
+    return 'episode %s turn %s' % (_label_id(context.episode_id), _label_id(context.turn_id))
+
+
+def _label_id(text):
+    escaped = text.replace('\\', '\\\\')
+    if unicodedata.normalize('NFKC', text) == text and text.isprintable():
+        return escaped
+    return ''.join(
+        char if ' ' < char <= '~' else '\\u{%x}' % ord(char) for char in escaped)

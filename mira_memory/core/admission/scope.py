@@ -22,7 +22,7 @@ no to", "valid until", "I know for a fact") and hides them. A trigger
 counts against a proposal when its scope covers part of the evidence from
 outside it, or covers the value from inside it: "Kai drives a Volvo, no
 wait, a Saab" takes the Volvo back and asserts the Saab. Negation inside
-the evidence is the predicate's to carry (anchors.polarity).
+the evidence is the predicate's to carry (polarity.py).
 """
 
 from typing import NamedTuple

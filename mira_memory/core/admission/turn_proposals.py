@@ -29,7 +29,7 @@ import collections
 import dataclasses
 import hashlib
 
-from mira_memory.core.admission import rules
+from mira_memory.core.admission import results
 
 DEFAULT_CAPACITY = 4096
 
@@ -73,12 +73,12 @@ class TurnProposalLog:
         if first is not None:
             self._turns.move_to_end(key)
             first_digest, first_result = first
-            return first_result if first_digest == digest else rules.turn_already_proposed()
+            return first_result if first_digest == digest else results.turn_already_proposed()
         result = admit()
         # A request without both ids names no turn; a store failure says
         # nothing about the proposal: neither is the turn's first answer.
         if all(isinstance(part, str) and part for part in key) and (
-                result.reason != rules.REASON_BACKEND_FAILURE):
+                result.reason != results.REASON_BACKEND_FAILURE):
             # (Without the verdict and the trigger that decided: their words are
             # operator text, which no record of the process keeps past the request.)
             kept = dataclasses.replace(result, decider=None, grounding=None)

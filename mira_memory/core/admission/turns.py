@@ -29,8 +29,8 @@ import collections
 from dataclasses import dataclass
 import time
 
+from mira_memory.core.admission.operator_turn import CONTEXT_ID_MAX_LENGTH
 from mira_memory.core.admission.operator_turn import UTTERANCE_MAX_LENGTH
-from mira_memory.core.admission.rules import CONTEXT_ID_MAX_LENGTH
 
 ID_MAX_LENGTH = CONTEXT_ID_MAX_LENGTH
 TEXT_MAX_LENGTH = UTTERANCE_MAX_LENGTH

@@ -2,20 +2,22 @@
 """
 The grounding verdict: is the evidence a plain assertion, by the operator, about the subject.
 
-The literal admission rules (rules.py) only check that the evidence,
-subject and value were said. The grounding rules check that what was said
-is what would be stored, in stages that each read the turn's one Analysis
-(text.py):
+The literal admission rules (proposal_rules.py) only check that the
+evidence, subject and value were said. The grounding rules check that what
+was said is what would be stored, in stages that each read the turn's one
+Analysis (text.py):
 
-1. the text is in a language the rules have data for (clauses.unclaimed);
-2. clauses.py: the evidence lies inside one sentence, starts where a clause
-   starts and ends where one ends, and is not a question;
+1. sentence_language.py: the text is in a language the rules have data for;
+2. evidence_shape.py (over the clauses of clauses.py): the evidence lies
+   inside one sentence, starts where a clause starts and ends where one
+   ends, and is not a question;
 3. scope.py: no trigger's scope reaches it (a negation from outside, a
    hedge, report, condition, time scope, future, ended past, question tag,
    retraction or sarcasm marker), and no later sentence takes it back;
 4. anchors.py: the subject opens the clause and is not a mere possessor,
    the value is a complete phrase that was asserted, and the predicate
-   carries the negation that governs the value.
+   carries the negation that governs the value (where the subject and the
+   value are said: name_spans.py).
 
 This is a conservative reading, not a parser: when the rules cannot tell
 that the operator plainly stated the proposal, they refuse it with the
@@ -27,7 +29,8 @@ import functools
 import itertools
 from typing import NamedTuple, Optional, Tuple
 
-from mira_memory.core.admission import anchors, clauses, scope, sentence_end
+from mira_memory.core.admission import anchors, clauses, evidence_shape, name_spans, scope
+from mira_memory.core.admission import sentence_end, sentence_language
 from mira_memory.core.admission.normalize import find, fold, NormalizationError, normalize_key
 from mira_memory.core.admission.operator_turn import Turn
 from mira_memory.core.admission.text import Claim, occurrences, QUOTES
@@ -204,7 +207,7 @@ def ground_turn(turn, span, subject, value, predicate, *, relationship=False, vo
                   tuple(filter(None, map(_name_keys, vocatives))), *forms)
     first_failure = None
     for start in itertools.islice(occurrences(wording, analysis.display),
-                                  anchors.OCCURRENCES_MAX):
+                                  name_spans.OCCURRENCES_MAX):
         verdict = _ground_occurrence(claim, start, start + len(wording))
         if verdict.failure is None:
             return verdict
@@ -246,9 +249,9 @@ def _ground_occurrence(claim, start, end):
     # Spans the scans below must not read as grammar: the subject's name, and
     # a relationship's value (it names the related entity).
     window = (tokens[first].start, tokens[stop - 1].end)
-    subject_span = anchors.find_span(claim, claim.subject_form, window) or (
-        anchors.genitive_span(lang, claim.subject, analysis.display, window))
-    value_spans = anchors.value_spans(claim, window)
+    subject_span = name_spans.find_span(claim, claim.subject_form, window) or (
+        name_spans.genitive_span(lang, claim.subject, analysis.display, window))
+    value_spans = name_spans.value_spans(claim, window)
     names = [subject_span] if subject_span else []
     if claim.relationship:
         names.extend(value_spans)
@@ -259,8 +262,8 @@ def _ground_occurrence(claim, start, end):
             key in lang.question_openers for key in analysis.keys[sentence.start:first + 1]):
         # (A trigger that reaches the evidence decides, unless it is a
         # question: where the evidence stands is not read twice for nothing.)
-        failure, addressees = clauses.shape_failure(claim, structure_, sentence, first, stop,
-                                                    subject_span)
+        failure, addressees = evidence_shape.shape_failure(claim, structure_, sentence, first,
+                                                           stop, subject_span)
     if failure == 'question' or (failure and not reached):
         return Grounding(failure)
     if reached:
@@ -292,7 +295,7 @@ def _ground_occurrence(claim, start, end):
     # (Read after the triggers: a sentence they already refuse needs no
     # language test, and the reason is the same.)
     spoken = [subject_span] if subject_span else []
-    if any(clauses.unclaimed(claim, structures(other), spoken + value_spans)
+    if any(sentence_language.unclaimed(claim, structures(other), spoken + value_spans)
            for other in analysis.sentences):
         return Grounding('unclaimed_language')
     failure = sentence_end.later_sentence_failure(claim, sentence, structures)
@@ -305,8 +308,8 @@ def _ground_occurrence(claim, start, end):
     if anchored.failure is None:
         # Where the evidence ends is judged after who and what it is about:
         # "rosa's husband is a paramedic | with ..." is about the husband.
-        failure = clauses.end_failure(claim, structure_, stop,
-                                      scope.occurrences(claim, structure_))
+        failure = evidence_shape.end_failure(claim, structure_, stop,
+                                             scope.occurrences(claim, structure_))
         if failure:
             return Grounding(failure)
     passed = scope.occurrences(claim, structure_)[:_DESCRIBED_MAX]

@@ -23,7 +23,7 @@ import sqlite3
 
 from mira_memory.core.admission.normalize import display_form, has_forbidden_characters
 from mira_memory.core.admission.normalize import normalize_token
-from mira_memory.core.admission.rules import source_label, TurnContext
+from mira_memory.core.admission.operator_turn import source_label, TurnContext
 from mira_memory.core.archive.export_layout import COUNT_NAMES, RECORD_TYPES
 from mira_memory.core.archive.progress import IMPORT_READING, Progress
 from mira_memory.core.errors import InvalidInputError, StoreError

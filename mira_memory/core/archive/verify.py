@@ -33,7 +33,7 @@ import contextlib
 from dataclasses import dataclass
 import sqlite3
 
-from mira_memory.core.admission import language, rules
+from mira_memory.core.admission import language, operator_turn, proposal_rules, rules
 from mira_memory.core.admission.normalize import display_form
 from mira_memory.core.archive import copies
 from mira_memory.core.archive.progress import Progress, VERIFY_JUDGING
@@ -320,8 +320,8 @@ def _judge_row(conn, reads, row):
     if receipt is None:
         return Finding(memory_id, NO_RECEIPT)
     admitted_under = (receipt.rules_version, receipt.rules_digest)
-    context = rules.TurnContext(receipt.episode_id, receipt.turn_id, receipt.utterance)
-    proposal = rules.Proposal(
+    context = operator_turn.TurnContext(receipt.episode_id, receipt.turn_id, receipt.utterance)
+    proposal = proposal_rules.Proposal(
         kind=receipt.kind, subject=receipt.subject, predicate=receipt.predicate,
         value=receipt.value, related_entity=receipt.related_entity,
         related_role=receipt.related_role, evidence=receipt.evidence)
@@ -338,7 +338,7 @@ def _judge_row(conn, reads, row):
               ('kind', kind, judgment.kind), ('predicate', predicate, judgment.predicate),
               ('links', links, tuple(sorted(judgment.decision.links))),
               ('source_label', source_label,
-               records.stored_source_label(rules.source_label(context))))
+               records.stored_source_label(operator_turn.source_label(context))))
     for field, actual, expected in stored:
         if actual != expected:
             return Finding(memory_id, MISMATCH, field, '', *admitted_under)

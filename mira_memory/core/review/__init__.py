@@ -2,7 +2,7 @@
 """
 Supervised review: a refused proposal waits for a person instead of being lost.
 
-keep.py keeps a refusal a person can judge (rules.reviewable) for an
+keep.py keeps a refusal a person can judge (results.reviewable) for an
 operator turn the node heard, in the store's bounded, expiring pending
 table; decisions.py is what a person does with an item (accept, accept with
 a new entity, supersede, dismiss) and what the rules say of it now. The

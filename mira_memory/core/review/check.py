@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Optional, Tuple
 import uuid
 
-from mira_memory.core.admission import rules
+from mira_memory.core.admission import operator_turn, proposal_rules, results, rules
 from mira_memory.core.review import decisions
 
 # The turn a checked statement stands for: an id no remember sends (remember's
@@ -40,7 +40,7 @@ class CheckResult:
     """What remember would answer for a statement, and why; nothing was written."""
 
     # The answer remember would give (for created: memory_id None, nothing is stored).
-    result: rules.AdmissionResult
+    result: results.AdmissionResult
     # applied/created: the spans that would be stored and the entities they name.
     summary: str = ''
     value: str = ''
@@ -59,7 +59,7 @@ def check(conn, utterance, proposal, robot_profile, keeps_refusals=True):
     """
     Judge proposal on utterance with rules 1-19 inside conn's read snapshot; return a CheckResult.
 
-    proposal: a rules.Proposal; an empty evidence means the whole utterance,
+    proposal: a proposal_rules.Proposal; an empty evidence means the whole utterance,
     an empty kind a fact, or a relationship when a related entity is given
     (a person typing a statement should not have to spell out the obvious).
     keeps_refusals: the node keeps reviewable refusals (pending_enabled).
@@ -68,9 +68,9 @@ def check(conn, utterance, proposal, robot_profile, keeps_refusals=True):
     if not proposal.evidence:
         proposal = dataclasses.replace(proposal, evidence=utterance)
     if not proposal.kind:
-        proposal = dataclasses.replace(proposal, kind=rules.KIND_RELATIONSHIP if (
-            proposal.related_entity) else rules.KIND_FACT)
-    context = rules.TurnContext(
+        proposal = dataclasses.replace(proposal, kind=proposal_rules.KIND_RELATIONSHIP if (
+            proposal.related_entity) else proposal_rules.KIND_FACT)
+    context = operator_turn.TurnContext(
         episode_id=CHECK_EPISODE_ID, turn_id=f'check-{uuid.uuid4().hex}', utterance=utterance)
     judgment = rules.judge(decisions.SnapshotReads(conn), context, proposal, robot_profile,
                            writes=True)
@@ -78,15 +78,15 @@ def check(conn, utterance, proposal, robot_profile, keeps_refusals=True):
         rejection = judgment.rejection
         return CheckResult(
             rejection,
-            would_keep_for_review=keeps_refusals and rules.reviewable(rejection),
+            would_keep_for_review=keeps_refusals and results.reviewable(rejection),
             grounding_check=rejection.grounding.failure if rejection.grounding else '',
             decided_by=explanation(rejection.grounding))
     decision = judgment.decision
     if judgment.duplicate_of is not None:
-        result = rules.duplicate(judgment.duplicate_of)
+        result = results.duplicate(judgment.duplicate_of)
     else:
-        result = rules.AdmissionResult(
-            rules.STATUS_APPLIED, rules.OUTCOME_CREATED, '', None, (), '', decision=decision)
+        result = results.AdmissionResult(
+            results.STATUS_APPLIED, results.OUTCOME_CREATED, '', None, (), '', decision=decision)
     return CheckResult(
         result, summary=judgment.summary, value=judgment.value,
         subject_entity_id=decision.subject_entity_id,

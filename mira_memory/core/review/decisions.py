@@ -30,7 +30,7 @@ memory verify).
 from dataclasses import dataclass
 from typing import Optional
 
-from mira_memory.core.admission import rules
+from mira_memory.core.admission import operator_turn, proposal_rules, results, rules, store_rules
 from mira_memory.core.admission.normalize import display_form, has_forbidden_characters
 from mira_memory.core.admission.normalize import locate, normalize_key
 from mira_memory.core.errors import ClosedError, InvalidInputError, NotFoundError, RefusedError
@@ -46,8 +46,8 @@ DISMISS = 'dismiss'
 _CLOSED_OUTCOMES = {ACCEPT: 'accepted', ACCEPT_NEW_ENTITY: 'accepted',
                     SUPERSEDE: 'superseded', DISMISS: 'dismissed'}
 # The refusals whose entity an accept may create, and which name it is.
-_NEW_ENTITY_NAMES = {rules.REASON_SUBJECT_NOT_FOUND: 'subject',
-                     rules.REASON_RELATED_ENTITY_NOT_FOUND: 'related_entity'}
+_NEW_ENTITY_NAMES = {results.REASON_SUBJECT_NOT_FOUND: 'subject',
+                     results.REASON_RELATED_ENTITY_NOT_FOUND: 'related_entity'}
 REVIEWER_MAX_LENGTH = 200
 
 # assess() statuses.
@@ -132,10 +132,10 @@ def _decide(store, pending_id, reviewer, settings, action, new_entity_type=None,
         if new_entity_type:
             entity = _new_entity(tx, item, name, new_entity_type, aliases)
         overrides = set()
-        if item.rule in rules.GROUNDING_RULE_NUMBERS:
-            overrides.add(rules.OVERRIDE_GROUNDING)
+        if item.rule in results.GROUNDING_RULE_NUMBERS:
+            overrides.add(results.OVERRIDE_GROUNDING)
         if action == SUPERSEDE:
-            overrides.add(rules.OVERRIDE_CONFLICT)
+            overrides.add(results.OVERRIDE_CONFLICT)
 
         def retire(memory_ids):
             for old in memory_ids:
@@ -143,9 +143,9 @@ def _decide(store, pending_id, reviewer, settings, action, new_entity_type=None,
         result = rules.admit_in(
             tx, context, proposal, item.robot_profile, overrides=frozenset(overrides),
             retire_conflicting=retire, review=_review_columns(item, action, reviewer))
-        if result.status != rules.STATUS_APPLIED:
+        if result.status != results.STATUS_APPLIED:
             raise _refusal(name, action, result)
-        if result.outcome == rules.OUTCOME_DUPLICATE:
+        if result.outcome == results.OUTCOME_DUPLICATE:
             tx.close_pending(pending_id, 'accepted', result.memory_id, reviewer)
             return Reviewed(pending_id, action, ALREADY_STORED, result.memory_id, entity)
         if action == SUPERSEDE and not result.conflicting_memory_ids:
@@ -197,9 +197,9 @@ def closed_text(closed):
 
 
 def request_of(item):
-    """Return (rules.TurnContext, rules.Proposal) of a pending item, as remember got them."""
-    context = rules.TurnContext(item.episode_id, item.turn_id, item.utterance)
-    proposal = rules.Proposal(
+    """Return (TurnContext, Proposal) of a pending item, as remember got them."""
+    context = operator_turn.TurnContext(item.episode_id, item.turn_id, item.utterance)
+    proposal = proposal_rules.Proposal(
         kind=item.kind, subject=item.subject, predicate=item.predicate, value=item.value,
         related_entity=item.related_entity, related_role=item.related_role,
         evidence=item.evidence)
@@ -214,7 +214,7 @@ def _new_entity(tx, item, name, entity_type, aliases):
             f'--new-entity is for an item refused as subject_not_found or '
             f'related_entity_not_found; {name} was refused as {item.reason}')
     said = getattr(item, field)
-    if field == 'subject' and normalize_key(said) in rules.SECOND_PERSON_SUBJECTS:
+    if field == 'subject' and normalize_key(said) in store_rules.SECOND_PERSON_SUBJECTS:
         raise InvalidInputError(
             f'the subject of {name} is the robot itself ("{said}", robot profile '
             f'"{item.robot_profile}"): add that entity with memory entity add, then accept')
@@ -242,14 +242,14 @@ def _review_columns(item, action, reviewer):
 def _refusal(name, action, result):
     """Return the RefusedError of an accept or supersede the remaining rules refuse."""
     conflicting = ', '.join(format_memory_id(i) for i in result.conflicting_memory_ids)
-    if result.reason == rules.REASON_CONFLICT:
+    if result.reason == results.REASON_CONFLICT:
         text = (f'{name} conflicts with {conflicting}: memory supersede {name} retires it and '
                 f'writes this one, memory dismiss {name} drops it; nothing was written')
-    elif result.reason == rules.REASON_SUBJECT_NOT_FOUND:
+    elif result.reason == results.REASON_SUBJECT_NOT_FOUND:
         text = (f'{name}: the subject still names no entity (subject_not_found, rule 14): '
                 'give --new-entity TYPE, or add the entity or an alias first; nothing was '
                 'written')
-    elif result.reason == rules.REASON_RELATED_ENTITY_NOT_FOUND:
+    elif result.reason == results.REASON_RELATED_ENTITY_NOT_FOUND:
         text = (f'{name}: the related entity still names no entity (related_entity_not_found, '
                 'rule 15): give --new-entity TYPE, or add the entity or an alias first; '
                 'nothing was written')

@@ -4,7 +4,7 @@ Keeping a refused proposal for review: which refusals, and the settings of the q
 
 The memory node asks kept() after admission refused a remember for an
 operator turn it heard itself (require_observed_turns): with the queue on
-and a refusal a person can judge (rules.reviewable), the result is marked
+and a refusal a person can judge (results.reviewable), the result is marked
 pending_review, and write() puts the proposal, the utterance and turn ids,
 the robot profile, the refusal and the running rules into the store's
 pending table. The reason is the rules' own either way, and nothing of the
@@ -38,7 +38,7 @@ from dataclasses import dataclass, replace
 import datetime
 import time
 
-from mira_memory.core.admission import language, rules
+from mira_memory.core.admission import language, results
 from mira_memory.core.admission.turn_proposals import request_digest
 from mira_memory.core.store.pending import memory_ids_text
 from mira_memory.core.store.writes import timestamp
@@ -177,7 +177,7 @@ def pending_values(context, proposal, robot_profile, result):
         context.utterance, proposal.kind, proposal.subject, proposal.predicate,
         proposal.value, proposal.related_entity or None, proposal.related_role or None,
         proposal.evidence, robot_profile or '', result.reason, result.rule,
-        rules.explanation(result),
+        results.explanation(result),
         memory_ids_text(result.conflicting_memory_ids), language.RULES_VERSION,
         language.rules_digest())
 
@@ -189,7 +189,7 @@ def kept(result, settings):
     Only for an operator turn the node heard (the caller's to know); then
     write() the marked result.
     """
-    if not settings.enabled or not rules.reviewable(result):
+    if not settings.enabled or not results.reviewable(result):
         return result
     return replace(result, pending_review=True)
 

@@ -16,7 +16,7 @@ them (trim_closed), so a late accept is told what became of it. core/review deci
 to keep and what an accept may write; this module only stores.
 """
 
-from mira_memory.core.admission import anchors
+from mira_memory.core.admission import name_spans
 from mira_memory.core.admission.normalize import NormalizationError, normalize_key
 from mira_memory.core.store.records import ClosedPending, PENDING_COLUMNS, PendingItem
 
@@ -31,7 +31,7 @@ TRIM_EVERY = 64
 BY_EXPIRY = 'expiry'
 BY_FORGET = 'memory forget'
 
-# Second-person subjects denote the robot profile (rules.SECOND_PERSON_SUBJECTS).
+# Second-person subjects denote the robot profile (store_rules.SECOND_PERSON_SUBJECTS).
 _SECOND_PERSON = frozenset(('you', 'your', 'yours', 'yourself'))
 
 INSERT_SQL = (
@@ -177,7 +177,7 @@ def naming(conn, *, names=(), memory_ids=(), summary_keys=()):
     An item names an entity when its subject (for you/your/yours/yourself,
     the robot profile it was said to) or its related entity is one of names
     (the entity's canonical name and aliases), or when its utterance says one
-    of them, as admission finds a subject in the evidence (anchors.names:
+    of them, as admission finds a subject in the evidence (name_spans.names:
     whole words after normalization, or a genitive). It names a memory when
     it conflicts with one of memory_ids, or when its evidence is one of
     summary_keys (the same words as a memory being forgotten).
@@ -193,6 +193,6 @@ def naming(conn, *, names=(), memory_ids=(), summary_keys=()):
         keys = {subject_key, _key(related) if related else None} - {None}
         if (keys & name_keys or _key(evidence) in summary_keys
                 or memory_ids.intersection(memory_ids_from_text(conflicting))
-                or any(anchors.names(name, utterance) for name in names)):
+                or any(name_spans.names(name, utterance) for name in names)):
             found.append(pending_id)
     return tuple(found)
