@@ -80,14 +80,6 @@ def test_the_replica_holds_a_prefix_of_the_acknowledged_writes_at_every_cut(
 
         restored = tmp_path / f'cut-{cut}.sqlite3'
         done = restore(replica_url, restored)
-        if done.returncode == 1 and 'failed integrity_check' in done.stderr:
-            # Seen in 1 of 11 runs, at a cut after a restart:
-            # Litestream 0.5.17, resuming from its own files after a SIGKILL,
-            # left a replica whose restore has index entries missing.
-            # memory_restore refuses it (never "ready"); the prefix checks
-            # below still fail hard whenever a restore succeeds.
-            pytest.xfail(f'seed {seed}, cut {cut}: Litestream left a replica that restores '
-                         f'with a broken index: {done.stderr.strip()}')
         assert done.returncode == 0, (seed, cut, done.stderr)
         reopened = durability.reopen(restored)
         problems, held, acked = prefix_problems(reopened, workload.events, cut_ns)
