@@ -14,6 +14,7 @@ from helpers import diagnostics_util, durability
 from helpers.memory_services import create_clients, OBSERVED_TURN_WAIT, remember_request
 from helpers.rosutil import executable, NodeProcess, unique_namespace
 from mira_memory import srv
+from mira_memory.client import names
 from mira_memory.core.admission.operator_turn import TurnContext
 from mira_memory.core.admission.proposal_rules import Proposal
 
@@ -47,7 +48,7 @@ class ReplicatedWorkload(durability.Workload):
             parameters={'enabled': True, 'database_path': str(self.database),
                         'robot_profile': durability.ROBOT_PROFILE, **OBSERVED_TURN_WAIT,
                         'diagnostics_period_sec': 0.5, **self.replication})
-        self.prefix = f'{namespace}/memory'
+        self.prefix = names.memory_node_name(namespace)
         create_clients(self.ros, self.prefix)
         if wait:
             if not self.ros.wait_for_service(srv.AdminStatus, f'{self.prefix}/admin/status',

@@ -16,6 +16,7 @@ import signal
 import sys
 
 from helpers.rosutil import unique_namespace
+from mira_memory.client import names
 from mira_memory.cognition import scenario
 from mira_memory.cognition.runner import REMEMBER_RESENT
 from mira_memory.msg import OperatorUtterance, ToolResult
@@ -113,7 +114,8 @@ def test_cognition_gets_the_first_answer_when_the_replies_are_lost(ros, tmp_path
             return next((message for message in results
                          if message.outcome == ToolResult.OUTCOME_TURN_COMPLETE), None)
         ros.spin_until(marker, 'the end of the turn', timeout=WAIT, logs=logs)
-        status = ros.settle(AdminStatus, f'{namespace}/memory/admin/status', timeout=WAIT)
+        status = ros.settle(AdminStatus, names.service_name(
+            names.memory_node_name(namespace), names.ADMIN_STATUS), timeout=WAIT)
         proxy, cognition_log = started[-1], started[2].output()
     finally:
         ros.node.destroy_publisher(publisher)

@@ -21,6 +21,7 @@ import sys
 from helpers.action_goals import ABORTED, finish, SUCCEEDED
 from helpers.rosutil import executable, unique_namespace, write_params_file
 from mira_memory.action import Backup, Export
+from mira_memory.client import names
 from mira_memory.simulation import processes
 import pytest
 
@@ -44,7 +45,7 @@ def _start(ros, tmp_path, extra=None, *, guessed=False):
         [*command, '--ros-args', '-r', f'__ns:={namespace}',
          '--params-file', write_params_file(tmp_path, parameters)],
         tmp_path / f'memory_node_{namespace.strip("/")}.log', name='memory_node')
-    node.prefix = f'{namespace}/memory'
+    node.prefix = names.memory_node_name(namespace)
     node.database = database
     node.copies = tmp_path / 'memory-copies'
     from helpers.memory_services import create_clients

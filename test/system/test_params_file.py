@@ -13,6 +13,7 @@ import re
 
 from helpers.rosutil import NodeProcess, unique_namespace, write_params_file
 from mira_memory import srv
+from mira_memory.client import names
 import pytest
 
 pytestmark = pytest.mark.ros
@@ -77,8 +78,8 @@ def test_the_params_file_is_what_the_node_runs_with_unless_an_argument_is_given(
     cases = ((not_given, 'FileBot'), ({**not_given, 'robot_profile': 'ArgBot'}, 'ArgBot'))
     for given, profile in cases:
         namespace = unique_namespace('params')
-        layers = launching.memory_node_parameters(str(params), f'{namespace}/memory', given,
-                                                  defaults)
+        layers = launching.memory_node_parameters(
+            str(params), names.memory_node_name(namespace), given, defaults)
         # The files ros2 launch passes, in order (launch_ros writes each dict to one).
         extra = ['--ros-args']
         for layer in filter(None, layers):
@@ -87,9 +88,10 @@ def test_the_params_file_is_what_the_node_runs_with_unless_an_argument_is_given(
         process = NodeProcess('memory_node', namespace=namespace, directory=tmp_path,
                               extra_args=extra)
         try:
-            status = ros.call(srv.AdminStatus, f'{namespace}/memory/admin/status', timeout=60.0)
+            status = ros.call(srv.AdminStatus, names.service_name(
+                names.memory_node_name(namespace), names.ADMIN_STATUS), timeout=60.0)
             assert (status.database_path, status.robot_profile) == (str(database), profile), \
                 process.output()
         finally:
             assert process.stop() == 0, process.output()
-            ros.forget_clients(f'{namespace}/memory')
+            ros.forget_clients(names.memory_node_name(namespace))
