@@ -31,7 +31,8 @@ it triggers a guard condition of the node, which ends the wait.
 
 kill -USR1 PID prints every thread's Python stack to the node's stderr
 (faulthandler, which runs even while the main thread waits in C): how to see
-where a node that does not stop is waiting.
+where a node that does not stop is waiting. A crash in C or C++ prints them
+too.
 
 That KeyboardInterrupt is raised at whatever Python line runs, and some of
 them run inside rclpy's C++: the warnings module when send_cancel_response
@@ -73,6 +74,9 @@ def start(module_name, interrupted_exit_code=0):
     ignored it. A SIGINT while the modules load ends the process quietly
     with interrupted_exit_code: nothing has started that needs stopping.
     """
+    # A crash (SIGSEGV, SIGABRT, ...) in rclpy's or DDS's C++ leaves every
+    # thread's Python stack in the log; SIGUSR1 prints them on demand.
+    faulthandler.enable(all_threads=True)
     faulthandler.register(signal.SIGUSR1, all_threads=True)
     try:
         # Inside the try: a SIGINT that lands between installing the handler

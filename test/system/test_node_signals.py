@@ -10,7 +10,8 @@ The memory node executables as real processes: one owner per file, and a clean s
   error line; afterwards the file is free for another owner, SQLite closed
   it (no WAL left beside it), and it holds every write acknowledged while
   active, whole (durability.reopen and check_writes).
-- SIGUSR1 prints every thread's stack and the node goes on.
+- SIGUSR1 prints every thread's stack and the node goes on; a crash prints
+  them before the process dies.
 """
 
 import hashlib
@@ -137,6 +138,23 @@ def test_sigusr1_prints_where_every_thread_waits_and_the_node_goes_on(tmp_path):
         assert 'spin' in stacks and 'File "' in stacks, stacks
         assert node.running(), node.describe('SIGUSR1 ended it')
         assert node.stop(signal.SIGTERM) == 0, node.describe('exited uncleanly on SIGTERM')
+    finally:
+        if node.running():
+            node.stop()
+
+
+def test_a_crash_leaves_every_threads_stack_in_the_log(tmp_path):
+    # A crash inside rclpy's or DDS's C++ (SIGSEGV) leaves where each thread was.
+    node = NodeProcess('memory_lifecycle_node', namespace=unique_namespace('segv'),
+                       directory=tmp_path,
+                       parameters={'enabled': True,
+                                   'database_path': str(tmp_path / 'memory.sqlite3')})
+    try:
+        node.wait_ready('managed memory node unconfigured', timeout=60.0)
+        os.kill(node.pid, signal.SIGSEGV)
+        assert node.wait(30.0) == -signal.SIGSEGV, node.describe('did not die of SIGSEGV')
+        output = node.output()
+        assert 'Fatal Python error: Segmentation fault' in output and 'File "' in output, output
     finally:
         if node.running():
             node.stop()
