@@ -68,11 +68,13 @@ class StartupError(RuntimeError):
 
 def start(module_name, interrupted_exit_code=0):
     """
-    Entry point of an installed executable: import module_name and run its main().
+    Entry point of an installed executable: import module_name, run its main() and exit.
 
     SIGINT raises KeyboardInterrupt from here on, even when the parent
     ignored it. A SIGINT while the modules load ends the process quietly
     with interrupted_exit_code: nothing has started that needs stopping.
+    Once main() returns, the process exits with its code at once
+    (_exit_after_cleanup).
     """
     # A crash (SIGSEGV, SIGABRT, ...) in rclpy's or DDS's C++ leaves every
     # thread's Python stack in the log; SIGUSR1 prints them on demand.
@@ -87,7 +89,27 @@ def start(module_name, interrupted_exit_code=0):
         module = importlib.import_module(module_name)
     except KeyboardInterrupt:
         return interrupted_exit_code
-    return module.main()
+    _exit_after_cleanup(module.main())
+
+
+def _exit_after_cleanup(code):
+    """
+    End the process with code, without the interpreter's teardown.
+
+    main() has destroyed its node, closed its store and shut rclpy down
+    (logging included). What the interpreter's teardown would still run is
+    the middleware's own: the release of DDS objects and C++ static
+    destructors. Under load that spun for good in about 1 of 500 managed
+    nodes stopped at once (main thread running, SIGINT and SIGTERM already
+    ignored, faulthandler already gone): a lost stop. So the process ends
+    here, once its own streams are flushed.
+    """
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass  # a closed pipe or stream: nothing more can reach it
+    os._exit(0 if code is None else code)
 
 
 _stop_signals = []  # the stop signals received, in order (signal numbers)
