@@ -60,6 +60,9 @@ from mira_memory.ros import type_support
 # Fast DDS, the server had not yet discovered the client's reply reader
 # (discovery still under way) and gave up after the writer's blocking time.
 UNSENT_REPLY_WARNING = 'failed to send response'
+# How long a node's cleanup after its spin may take (_shut_down). Above the
+# replication supervisor's stop (10 s, then SIGKILL) and a copy job's stop.
+SHUTDOWN_DEADLINE_SEC = 30.0
 
 
 class StartupError(RuntimeError):
@@ -305,17 +308,30 @@ def _wake_on_stop_signals(interrupt_again, node):
 
 
 def _shut_down(rclpy, node, wakeup):
-    """Destroy the node and shut rclpy down, in the main thread (the module's docstring)."""
+    """
+    Destroy the node and shut rclpy down, in the main thread, within SHUTDOWN_DEADLINE_SEC.
+
+    The memory node closes its store first, then its ROS entities. Under
+    load, destroying an action server once waited for good inside the
+    middleware (rcl_action_server_fini, every DDS thread waiting too: about
+    1 in 500 managed nodes stopped at once). Past the deadline faulthandler
+    prints every thread's stack ("Timeout (0:00:30)!") and ends the process
+    with exit code 1: a stop that took too long is bounded and says where.
+    """
     # A second Ctrl-C, or launch forwarding SIGINT to a process that already
     # got it from the terminal, must not interrupt the cleanup (the memory
     # node closes its store there).
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
-    if wakeup is not None:
-        wakeup.close()
-    if node is not None:
-        node.destroy_node()
-    rclpy.try_shutdown()
+    faulthandler.dump_traceback_later(SHUTDOWN_DEADLINE_SEC, exit=True)
+    try:
+        if wakeup is not None:
+            wakeup.close()
+        if node is not None:
+            node.destroy_node()
+        rclpy.try_shutdown()
+    finally:
+        faulthandler.cancel_dump_traceback_later()
 
 
 def run_once(node_class, logger_name, failures, what, args=None):

@@ -19,6 +19,7 @@ that is a clean stop too, and without one it stays a failure.
 import os
 import subprocess
 import sys
+import time
 import types
 
 import pytest
@@ -217,3 +218,39 @@ def test_a_stop_signal_ends_a_spin_that_waits_inside_rcl(sent):
     result = subprocess.run([sys.executable, '-c', WAITING_IN_RCL_PROBE.replace('SIGNAL', sent)],
                             capture_output=True, text=True, timeout=60)
     assert (result.returncode, result.stdout) == (0, 'KeyboardInterrupt\n'), result.stderr
+
+
+STUCK_CLEANUP_PROBE = """
+import os
+import signal
+import threading
+import time
+
+from mira_memory.ros import node_runner
+import rclpy.node
+
+node_runner.SHUTDOWN_DEADLINE_SEC = 1.0
+
+
+class ProbeNode(rclpy.node.Node):
+    def __init__(self):
+        super().__init__('stuck_cleanup_probe')
+        threading.Timer(0.5, os.kill, (os.getpid(), signal.SIGTERM)).start()
+
+    def destroy_node(self):
+        print('cleanup stuck', flush=True)
+        time.sleep(60)  # as the middleware once waited, inside its destroy
+
+
+def main():
+    return node_runner.run(ProbeNode, 'stuck_cleanup_probe')
+"""
+
+
+def test_a_cleanup_that_does_not_end_is_cut_at_the_deadline_with_the_stacks(tmp_path):
+    started = time.monotonic()
+    result = run_probe(tmp_path, 'stuck_cleanup_probe', STUCK_CLEANUP_PROBE)
+    output = result.stdout + result.stderr
+    assert result.returncode == 1 and time.monotonic() - started < 30, output
+    assert 'cleanup stuck' in output and 'Timeout (0:00:01)!' in output, output
+    assert 'in destroy_node' in output, output
