@@ -103,6 +103,16 @@ def test_s3_requests_are_signed_as_aws_documents(url, headers, signature):
     assert signed['x-amz-date'] == '20130524T000000Z'
 
 
+def test_an_s3_bucket_is_addressed_as_litestream_does():
+    keys = {'AWS_ACCESS_KEY_ID': 'id', 'AWS_SECRET_ACCESS_KEY': 'key'}
+    assert s3.Bucket('mira', 'eu-west-1', environ=keys)._base == (
+        'https://mira.s3.eu-west-1.amazonaws.com')
+    assert s3.Bucket('mira.replicas', 'eu-west-1', environ=keys)._base == (
+        'https://s3.eu-west-1.amazonaws.com/mira.replicas')
+    assert s3.Bucket('mira', 'us-east-1', 'http://127.0.0.1:9000', environ=keys)._base == (
+        'http://127.0.0.1:9000/mira')
+
+
 def test_s3_credentials_come_from_the_environment_only():
     assert s3.credentials({'AWS_ACCESS_KEY_ID': 'id', 'AWS_SECRET_ACCESS_KEY': 'key',
                            'AWS_SESSION_TOKEN': 'token'}) == ('id', 'key', 'token')

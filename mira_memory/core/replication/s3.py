@@ -107,6 +107,9 @@ class Bucket:
             # An explicit endpoint (MinIO, Ceph, ...) is addressed path-style,
             # as Litestream does (force-path-style).
             self._base = f'{endpoint.rstrip("/")}/{_encode(bucket)}'
+        elif '.' in bucket:
+            # A dotted name breaks the *.s3 certificate of a virtual host.
+            self._base = f'https://s3.{region}.amazonaws.com/{_encode(bucket)}'
         else:
             self._base = f'https://{bucket}.s3.{region}.amazonaws.com'
         self._tls = ssl.create_default_context()
