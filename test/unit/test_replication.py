@@ -68,18 +68,23 @@ def test_an_s3_url_gives_litestreams_s3_replica_without_credentials():
     ('s3://bucket', 'needs a prefix of its own'),
     ('s3://bucket/', 'needs a prefix of its own'),
     ('s3://bucket/a/../b', 'needs a prefix of its own'),
-    ('s3://AKIA:secret@bucket/mira', 'must not hold credentials'),
+    ('s3://AKIA:PASSWORD@bucket/mira', 'must not hold credentials'),
     ('s3://bucket/mira?accessKeyId=AKIA', "unsupported s3 query key 'accessKeyId'"),
     ('s3://bucket/mira?endpoint=ftp://host', 'endpoint must be http(s)://HOST[:PORT]'),
     ('s3://bucket/mira?endpoint=http://host/path', 'endpoint must be http(s)://HOST[:PORT]'),
     ('s3://bucket/mira?region=a&region=b', 'each s3 query key once'),
     ('s3://bucket:9000/mira', 's3://BUCKET/PREFIX (a bucket name, no port)'),
     ('s3://bucket/mira#x', 'no fragment'),
+    ('s3://bucket/mira?endpoint=http://host:port', 'endpoint has an invalid port'),
+    ('s3://bucket:x/mira?secretAccessKey=PASSWORD', "unsupported s3 query key 'secretAccessKey'"),
+    ('s3://bucket/mira?PASSWORD', 'malformed query'),
 ])
 def test_a_bad_s3_url_is_refused_with_one_line(url, says):
     with pytest.raises(target.ReplicaConfigError) as error:
         target.parse(url)
     assert says in str(error.value) and '\n' not in str(error.value)
+    # A secret put where it does not belong is not echoed into the log.
+    assert 'PASSWORD' not in str(error.value)
 
 
 # AWS's published Signature Version 4 examples for S3 (the "Examples" of

@@ -166,8 +166,20 @@ def _s3(url, parts):
         raise ReplicaConfigError(
             'replica_url must not hold credentials: an s3 replica takes them from the '
             "node's environment (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY)")
+    # The query is checked before the URL is ever echoed: a value that is
+    # not allowed there may be a secret.
+    try:
+        query = urllib.parse.parse_qs(parts.query, keep_blank_values=True,
+                                      strict_parsing=bool(parts.query))
+    except ValueError:
+        raise ReplicaConfigError('replica_url has a malformed query') from None
+    unknown = sorted(set(query) - set(S3_QUERY_KEYS))
+    if unknown:
+        raise ReplicaConfigError(
+            f'replica_url: unsupported s3 query key {unknown[0]!r} (allowed: '
+            f'{", ".join(S3_QUERY_KEYS)}; credentials come from the environment)')
     if parts.fragment:
-        raise ReplicaConfigError(f'replica_url {url!r} must have no fragment')
+        raise ReplicaConfigError('replica_url must have no fragment')
     bucket = parts.hostname or ''
     try:
         has_port = parts.port is not None
@@ -179,16 +191,6 @@ def _s3(url, parts):
         raise ReplicaConfigError(
             f'replica_url {url!r}: an s3 replica is s3://BUCKET/PREFIX (a bucket name, '
             'no port)')
-    try:
-        query = urllib.parse.parse_qs(parts.query, keep_blank_values=True,
-                                      strict_parsing=bool(parts.query))
-    except ValueError:
-        raise ReplicaConfigError(f'replica_url {url!r} has a malformed query') from None
-    unknown = sorted(set(query) - set(S3_QUERY_KEYS))
-    if unknown:
-        raise ReplicaConfigError(
-            f'replica_url {url!r}: unsupported s3 query key {unknown[0]!r} (allowed: '
-            f'{", ".join(S3_QUERY_KEYS)}; credentials come from the environment)')
     if any(len(values) != 1 or not values[0] for values in query.values()):
         raise ReplicaConfigError(f'replica_url {url!r}: each s3 query key once, with a value')
     prefix = urllib.parse.unquote(parts.path).strip('/')
@@ -202,6 +204,11 @@ def _s3(url, parts):
     endpoint = query.get('endpoint', [''])[0]
     if endpoint:
         endpoint_parts = urllib.parse.urlsplit(endpoint)
+        try:
+            endpoint_parts.port
+        except ValueError:
+            raise ReplicaConfigError(
+                f'replica_url {url!r}: endpoint has an invalid port') from None
         if (endpoint_parts.scheme not in ('http', 'https') or not endpoint_parts.hostname
                 or endpoint_parts.path.strip('/') or endpoint_parts.query
                 or endpoint_parts.username or endpoint_parts.password):
