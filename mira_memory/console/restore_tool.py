@@ -5,6 +5,8 @@
     memory_restore --from file:///mnt/replica/mira --to ~/.ros/mira_memory/memory.sqlite3
     memory_restore --from sftp://mira@backup:22/srv/mira --key-path ~/.ssh/id_mira
         --host-key "ssh-ed25519 AAAA..." --to NEW [--timestamp 2026-12-05T22:00:00Z]
+    AWS_ACCESS_KEY_ID=... AWS_SECRET_ACCESS_KEY=... memory_restore
+        --from 's3://mira-replicas/robot-7?endpoint=https://minio.lan:9000' --to NEW
 
 Litestream restores the replica (core/replication/restore.py: a new path
 only, integrity_check before the name appears), then memory verify judges
@@ -33,7 +35,9 @@ def restore_main(argv, stdout, stderr):
                'at the new path, or a restored database that failed verify is named), '
                '2 bad usage')
     parser.add_argument('--from', required=True, metavar='REPLICA', dest='replica',
-                        help='file:///DIRECTORY or sftp://USER@HOST[:PORT]/DIRECTORY')
+                        help='file:///DIRECTORY, sftp://USER@HOST[:PORT]/DIRECTORY or '
+                             's3://BUCKET/PREFIX[?endpoint=URL&region=NAME] (s3 credentials '
+                             'from AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY)')
     parser.add_argument('--to', required=True, metavar='NEW_PATH',
                         help='the database file to create (must not exist)')
     parser.add_argument('--timestamp', default='', metavar='T',

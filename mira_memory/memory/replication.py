@@ -18,8 +18,9 @@ from mira_memory.ros import node_runner, parameters
 
 PARAMETERS = (
     ('replica_url', '',
-     'Replicate the database off the robot with Litestream: file:///DIRECTORY or '
-     'sftp://USER@HOST[:PORT]/DIRECTORY (docs/storage.md#replication-and-restore). '
+     'Replicate the database off the robot with Litestream: file:///DIRECTORY, '
+     'sftp://USER@HOST[:PORT]/DIRECTORY or s3://BUCKET/PREFIX[?endpoint=URL&region=NAME] '
+     '(credentials from the environment; docs/storage.md#replication-and-restore). '
      'Empty: no replication.'),
     ('replica_key_path', '',
      'sftp replica: absolute path of the private key (key authentication only).'),

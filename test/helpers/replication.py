@@ -2,7 +2,7 @@
 """
 Replication test parts: memory nodes with a replica, scans of the replica's raw bytes, restore.
 
-Shared by system/test_replication.py and system/test_replication_cuts.py.
+Shared by system/test_replication.py, test_replication_s3.py and test_replication_cuts.py.
 """
 
 import os
@@ -102,6 +102,21 @@ class ReplicatedWorkload(durability.Workload):
         values = self.status(until)
         wait_for_hits(lambda: replica_files(replica_directory), CANARY)
         return entity_id, values
+
+
+def check_restored(database, events, lost_at_ns):
+    """Reopen a restored database; return problems (acknowledged-before-the-lag writes only)."""
+    reopened = durability.reopen(database)
+    problems = list(reopened.problems)
+    writes = durability.check_writes(reopened, events)
+    problems += writes.partial
+    bound = lost_at_ns - int(STATED_LAG_SEC * 1e9)
+    old_enough = {f'MEM{event.detail["memory_id"]}' for event in events
+                  if event.acked_ns is not None and event.acked_ns < bound
+                  and 'memory_id' in event.detail}
+    problems += [line for line in writes.lost if line.split()[0] in old_enough
+                 or not line.startswith('MEM')]
+    return problems, writes
 
 
 def replica_files(*directories):

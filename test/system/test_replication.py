@@ -26,6 +26,8 @@ Off-robot replication with Litestream, through real memory node processes.
   text leaves them; memory_restore brings the database back over sftp.
   Skipped, saying why, only where OpenSSH's sshd is not installed (.ci/run
   installs it).
+
+The s3 replica's tests are in test_replication_s3.py.
 """
 
 import contextlib
@@ -42,7 +44,7 @@ import time
 from helpers import durability
 from helpers.lifecycle_cli import prepare, set_state
 from helpers.replication import (
-    CANARY, in_sync, litestream_pid, ok_and_in_sync, raw_hits, replica_files,
+    CANARY, check_restored, in_sync, litestream_pid, ok_and_in_sync, raw_hits, replica_files,
     ReplicatedWorkload, restore, STATED_LAG_SEC, wait_until_forgotten)
 from mira_memory.core.replication.supervisor import meta_directory
 import pytest
@@ -64,21 +66,6 @@ def workloads(ros, tmp_path):
     for workload in made:
         if workload.node is not None and workload.node.poll() is None:
             workload.stop(signal.SIGKILL)
-
-
-def check_restored(database, events, lost_at_ns):
-    """Reopen a restored database; return problems (acknowledged-before-the-lag writes only)."""
-    reopened = durability.reopen(database)
-    problems = list(reopened.problems)
-    writes = durability.check_writes(reopened, events)
-    problems += writes.partial
-    bound = lost_at_ns - int(STATED_LAG_SEC * 1e9)
-    old_enough = {f'MEM{event.detail["memory_id"]}' for event in events
-                  if event.acked_ns is not None and event.acked_ns < bound
-                  and 'memory_id' in event.detail}
-    problems += [line for line in writes.lost if line.split()[0] in old_enough
-                 or not line.startswith('MEM')]
-    return problems, writes
 
 
 def test_directory_replica_forget_then_loss_and_restore(workloads, tmp_path):
@@ -302,7 +289,7 @@ def wait_until(condition, timeout=10.0):
 
 @pytest.mark.parametrize('url, says', [
     ('ftp://example.com/x', 'is not a replica URL'),
-    ('s3://bucket/mira', 's3:// replicas are not supported'),
+    ('gs://bucket/mira', 'gs:// replicas are not supported'),
     ('file:///proc/mira-replica', 'is not writable'),
 ])
 def test_bad_replica_fails_startup_and_leaves_no_database(workloads, url, says):

@@ -10,7 +10,11 @@ of the forgotten-clean database (core/replication/supervisor.py).
 A directory replica is handled with the file system; an sftp replica with
 OpenSSH's ``sftp`` client in batch mode: key authentication only, the host
 key pinned (never trust-on-first-use), a connect timeout so an unreachable
-server fails fast instead of hanging the caller.
+server fails fast instead of hanging the caller. An s3 replica with the
+node's own S3 calls (core/replication/s3.py): Litestream keeps its objects
+under ``<prefix>/<level>/``, and the wipe removes every object under
+``<prefix>/``. A bucket that keeps versions is refused at the probe, since
+a deleted object's old versions would still hold the forgotten text.
 """
 
 import os
@@ -19,6 +23,7 @@ import shutil
 import subprocess
 import tempfile
 
+from mira_memory.core.replication import s3
 from mira_memory.core.store import private_files
 
 LTX_DIRECTORY = 'ltx'
@@ -35,6 +40,9 @@ class ReplicaUnreachable(OSError):
 
 def probe(target, work_dir):
     """Write a small file into the replica and remove it; raise ReplicaUnreachable if not."""
+    if target.scheme == 's3':
+        _probe_s3(target)
+        return
     if target.scheme == 'file':
         directory = pathlib.Path(target.path)
         try:
@@ -63,6 +71,9 @@ def probe(target, work_dir):
 
 def wipe(target, work_dir):
     """Remove every LTX file of the replica; raise ReplicaUnreachable when it cannot."""
+    if target.scheme == 's3':
+        _wipe_s3(target)
+        return
     if target.scheme == 'file':
         ltx = pathlib.Path(target.path) / LTX_DIRECTORY
         # A replica directory that is not there (an unmounted disk, a file in
@@ -90,6 +101,50 @@ def wipe(target, work_dir):
                  if line.strip().endswith('.ltx') and not line.startswith('sftp>')]
     if survivors:
         raise ReplicaUnreachable(f'{len(survivors)} replica files could not be removed')
+
+
+def _bucket(target):
+    try:
+        return s3.Bucket(target.bucket, target.region, target.endpoint)
+    except s3.S3Error as error:
+        raise ReplicaUnreachable(str(error)) from None
+
+
+def _refuse_versions(target, bucket):
+    versioning = bucket.versioning()
+    if versioning:
+        raise ReplicaUnreachable(
+            f'bucket {target.bucket} has versioning {versioning} (GetBucketVersioning): '
+            'a deleted object would keep the forgotten text in its old versions; use a '
+            'bucket that never had versioning (nor object lock)')
+
+
+def _probe_s3(target):
+    bucket = _bucket(target)
+    try:
+        _refuse_versions(target, bucket)
+        key = f'{target.path}/{PROBE_NAME}'
+        bucket.put(key, b'probe\n')
+        bucket.delete(key)
+    except s3.S3Error as error:
+        raise ReplicaUnreachable(str(error)) from None
+
+
+def _wipe_s3(target):
+    bucket = _bucket(target)
+    # The trailing slash keeps a sibling prefix (robot-1 beside robot-10) out.
+    prefix = f'{target.path}/'
+    try:
+        # Versioning turned on since the start would keep every deleted object.
+        _refuse_versions(target, bucket)
+        for key in bucket.keys(prefix):
+            bucket.delete(key)
+        survivors = bucket.keys(prefix)
+    except s3.S3Error as error:
+        raise ReplicaUnreachable(str(error)) from None
+    if survivors:
+        raise ReplicaUnreachable(f'{len(survivors)} replica objects could not be removed '
+                                 f'from s3://{target.bucket}/{prefix}')
 
 
 def known_hosts_line(target):

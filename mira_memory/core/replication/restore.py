@@ -17,7 +17,7 @@ import sqlite3
 import subprocess
 import tempfile
 
-from mira_memory.core.replication import supervisor
+from mira_memory.core.replication import s3, supervisor
 from mira_memory.core.store import private_files
 
 RESTORE_TIMEOUT_SEC = 600.0
@@ -38,9 +38,11 @@ def restore(target, to_path, timestamp=''):
     if existing:
         raise RestoreError(f'refusing to overwrite {existing[0]}: restore onto a new path')
     try:
+        if target.scheme == 's3':
+            s3.credentials()  # Litestream's own message would not say what is missing
         binary = supervisor.litestream_binary()
         private_files.make_directories(to_path.parent)
-    except (supervisor.ReplicationError, OSError) as error:
+    except (supervisor.ReplicationError, s3.S3Error, OSError) as error:
         raise RestoreError(str(error)) from None
     partial = to_path.parent / f'.{to_path.name}.restoring-{os.getpid()}'
     work = pathlib.Path(tempfile.mkdtemp(prefix='mira-restore-'))
