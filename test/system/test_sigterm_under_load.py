@@ -111,7 +111,8 @@ def test_sigterm_stops_every_unconfigured_managed_node_at_once_under_load(
                                     f'{where_it_waits(node)}')
                 if code == 1 and CUT_AT_DEADLINE in node.output():
                     # Bounded, with every thread's stack in its log (node_runner._shut_down).
-                    cut.append(f'round {number}: {node.name} pid {node.pid}')
+                    cut.append(f'round {number}: {node.name} pid {node.pid}:\n'
+                               f'{node.output()[-3000:]}')
                 elif code is not None:
                     assert code == 0 and 'Traceback' not in node.output(), node.describe('SIGTERM')
         finally:
