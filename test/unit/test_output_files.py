@@ -47,7 +47,10 @@ def test_a_target_outside_the_directories_is_refused_force_or_not(database, tmp_
     (allowed / 'deeper').mkdir()
     assert output_files.check_target(str(database), str(allowed / 'deeper' / 'x'), False,
                                      [allowed]) == allowed / 'deeper' / 'x'
-    for path in (tmp_path / 'x', allowed / 'out' / 'x', allowed / '..' / 'x'):
+    (tmp_path / 'elsewhere').mkdir()
+    # A directory or a missing one outside: the same answer, so it tells nothing of either.
+    for path in (tmp_path / 'x', allowed / 'out' / 'x', allowed / '..' / 'x',
+                 tmp_path / 'absent' / 'x', tmp_path / 'elsewhere'):
         for force in (False, True):
             with pytest.raises(PathNotAllowedError, match='admin_output_dirs'):
                 output_files.check_target(str(database), str(path), force, [allowed])

@@ -92,9 +92,9 @@ def check_target(database, path, force, directories=None):
     """
     Return the target of a backup or export as a Path, or raise why it is refused.
 
-    path must be an absolute path to a file in an existing directory,
-    never a file of the live database (is_database_file), inside one of
-    directories when it is given (PathNotAllowedError, --force or not),
+    path must be an absolute path, never a file of the live database
+    (is_database_file), inside one of directories when it is given
+    (PathNotAllowedError, --force or not), a file in an existing directory,
     and not an existing file unless force.
     """
     if not isinstance(path, str) or not path:
@@ -103,19 +103,21 @@ def check_target(database, path, force, directories=None):
     if not target.is_absolute():
         raise InvalidInputError('the target path must be absolute (it is resolved by the node,'
                                 " not by the caller's working directory)")
-    if not target.parent.is_dir():
-        raise InvalidInputError('the target directory does not exist: %s' % target.parent)
-    if target.is_dir():
-        raise InvalidInputError('the target is a directory: %s' % target)
     # Before the other checks: their answers suggest --force or another
     # directory, which must never be offered for the database itself.
     if is_database_file(database, target):
         raise InvalidInputError('the target is the database itself or one of its files')
+    # Before the checks that look at the target: a caller learns nothing of
+    # the files outside the output directories, not even that one exists.
     if directories is not None and not _inside(target, directories):
         raise PathNotAllowedError(
             '%s is outside the directories the node writes copies to (%s); '
             'see the parameter admin_output_dirs'
             % (target, ', '.join(str(d) for d in directories)))
+    if not target.parent.is_dir():
+        raise InvalidInputError('the target directory does not exist: %s' % target.parent)
+    if target.is_dir():
+        raise InvalidInputError('the target is a directory: %s' % target)
     if os.path.lexists(target) and not force:
         raise TargetExistsError('%s exists; give --force to replace it' % target)
     return target
