@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
 """
-The documented console transcripts, run against a real memory node.
+The documented console transcripts, run against real nodes.
 
 Each page in TRANSCRIPTS holds prysk transcripts: fenced `console` blocks
 whose lines are indented two spaces, `$ ` before a command and its output
@@ -13,14 +13,26 @@ numbers in prysk's diff are the page's. Blocks in the old style (no
 indent, e.g. the `ros2 ...` ones: the `ros2` CLI is not installable here)
 are not run.
 
-One memory node in /mira on a fresh database (the test helpers' process
-starter, as tools/node starts it: persistent memory on, robot profile Mira)
-serves all pages, which run in the order listed and share its state. The
-pages say `ROS_DOMAIN_ID=49 tools/console`, as tools/node prints by default;
-the shell runs in the database's directory, where tools/console is the
-installed memory_console in this test's own domain (tools/console itself,
-bootstrap check included, is test_own_node's), so parallel runs stay apart
-and each command costs a console start, not a bootstrap check.
+Each page runs in a directory of its own, where the tools the pages name
+are this build's programs in this test's own domain, without tools/bootstrap's
+check (tools/node and tools/console themselves are test_own_node's,
+tools/demo test_simulation's): tools/console is the installed
+memory_console, tools/demo the installed simulation_demo with tools/demo's
+arguments, and the programs' bare names (memory_node, memory_console) are on
+the PATH. The pages say `ROS_DOMAIN_ID=49 tools/console`, as tools/node
+prints by default; the wrappers put this test's domain in its place, so
+parallel runs stay apart.
+
+The memory node a page talks to is started as tools/node starts it (in
+/mira, persistent memory on, robot profile Mira): on a fresh database
+(memory.sqlite3 in the page's directory) before the page, or, for a page
+that runs the demo first (review.md), on the demo's database once the
+demo's block has run, as its reader starts tools/node in another terminal
+then.
+
+The pages the test does not run hold no tools/console command of their own:
+test_every_documented_console_command_is_run checks that each one is a
+command of a transcript here (README.md's session is console.md's).
 
 On a difference the test prints prysk's diff, with the page's line
 numbers: docs/dev/testing.md says how to take the new output.
@@ -28,6 +40,8 @@ numbers: docs/dev/testing.md says how to take the new output.
 
 import os
 import pathlib
+import re
+import shlex
 import shutil
 import subprocess
 
@@ -37,35 +51,46 @@ import pytest
 pytestmark = pytest.mark.ros
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
-TRANSCRIPTS = ['docs/console.md']
+TRANSCRIPTS = ['docs/console.md', 'docs/operations.md', 'docs/review.md']
+# A page whose session begins with the demo: its node starts on the demo's
+# database (tools/demo's default workdir) after the block that runs the demo.
+DEMO_DATABASE = pathlib.Path('.work/demo/memory.sqlite3')
+DEMO_COMMAND = '  $ tools/demo'
+NODE = {'enabled': True, 'robot_profile': 'Mira'}
 
 
 def domain():
     return os.environ.get('ROS_DOMAIN_ID', '0')
 
 
-@pytest.fixture(scope='module')
-def docs_node(ros, module_memory_node):
-    """Start the memory node in /mira; return the directory the transcripts run in."""
-    work = module_memory_node.directory
-    module_memory_node({'enabled': True, 'database_path': str(work / 'memory.sqlite3'),
-                        'robot_profile': 'Mira'}, namespace='/mira', ros=ros)
-    console = executable('memory_console')
+def write_tools(work):
+    """Write the work directory's tools/console, tools/demo and the shell prysk runs."""
     (work / 'tools').mkdir()
-    script = work / 'tools' / 'console'
-    # The documented domain (49) becomes this test's; the rest is the real console.
-    script.write_text(f'#!/bin/sh\nROS_DOMAIN_ID={domain()} exec {console} "$@"\n')
+    # The documented domain (49) becomes this test's; the rest is the real program.
+    console = work / 'tools' / 'console'
+    console.write_text(f'#!/bin/sh\nROS_DOMAIN_ID={domain()} exec '
+                       f'{executable("memory_console")} "$@"\n')
+    # As tools/demo runs it: its workdir, and tools/node on its database as the next step.
+    demo = work / 'tools' / 'demo'
+    demo.write_text(
+        f'#!/bin/sh\nROS_DOMAIN_ID={domain()} ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST exec '
+        f'{executable("simulation_demo")} --workdir {work / DEMO_DATABASE.parent} '
+        f'--node-command {shlex.quote("tools/node --database " + str(DEMO_DATABASE))} "$@"\n')
+    # The scenarios the pages name, as in the clone.
+    (work / 'config').symlink_to(ROOT / 'config')
     shell = work / 'shell'
-    shell.write_text(f'#!/bin/sh\ncd {work} && exec /bin/bash "$@"\n')
-    for path in (script, shell):
+    # The programs' bare names (memory_node, memory_console), as the pages use them.
+    programs = pathlib.Path(executable('memory_console')).parent
+    shell.write_text(f'#!/bin/sh\nexport ROS_DOMAIN_ID={domain()} PATH={programs}:$PATH\n'
+                     f'cd {work} && exec /bin/bash "$@"\n')
+    for path in (console, demo, shell):
         path.chmod(0o755)
-    return work
 
 
-def transcripts_only(text):
-    """Return text with every line outside the prysk blocks blanked, so line numbers stay."""
+def transcript_blocks(text):
+    """Return the (first, last) line numbers of each prysk block of text, fences included."""
     lines = text.split('\n')
-    kept = [''] * len(lines)
+    blocks = []
     start = None
     for number, line in enumerate(lines):
         if not line.startswith('```'):
@@ -75,21 +100,90 @@ def transcripts_only(text):
             continue
         block = lines[start + 1:number]
         if lines[start].startswith('```console') and block and block[0].startswith('  $ '):
-            kept[start:number + 1] = lines[start:number + 1]
+            blocks.append((start, number))
         start = None
+    return blocks
+
+
+def transcripts_only(text, blocks):
+    """Return text with every line outside blocks blanked, so line numbers stay."""
+    lines = text.split('\n')
+    kept = [''] * len(lines)
+    for first, last in blocks:
+        kept[first:last + 1] = lines[first:last + 1]
     return '\n'.join(kept)
 
 
-@pytest.mark.parametrize('page', TRANSCRIPTS)
-def test_the_documented_transcript_is_what_the_programs_print(docs_node, page, tmp_path):
+def run_prysk(work, test_file, page):
     prysk = shutil.which('prysk')
     if prysk is None:
         pytest.skip('prysk is not installed: tools/bootstrap installs it; on a ROS install, '
                     'pip install prysk (no rosdep key, see package.xml)')
-    test_file = tmp_path / (pathlib.Path(page).name + '.t')
-    test_file.write_text(transcripts_only((ROOT / page).read_text()))
     result = subprocess.run(
-        [prysk, '--shell', str(docs_node / 'shell'), '--color', 'never', str(test_file)],
-        capture_output=True, text=True, timeout=300)
+        [prysk, '--shell', str(work / 'shell'), '--color', 'never', str(test_file)],
+        capture_output=True, text=True, timeout=600)
     differences = result.stdout + result.stderr
     assert result.returncode == 0, f'{page} differs from the real run:\n{differences}'
+
+
+@pytest.mark.parametrize('page', TRANSCRIPTS)
+def test_the_documented_transcript_is_what_the_programs_print(ros, memory_node, page, tmp_path):
+    work = tmp_path / 'work'
+    work.mkdir()
+    write_tools(work)
+    text = (ROOT / page).read_text()
+    blocks = transcript_blocks(text)
+    lines = text.split('\n')
+    demo_blocks = [block for block in blocks
+                   if any(line.startswith(DEMO_COMMAND) for line in lines[block[0]:block[1]])]
+    if not demo_blocks:
+        memory_node({**NODE, 'database_path': str(work / 'memory.sqlite3')},
+                    namespace='/mira', ros=ros)
+        parts = [blocks]
+    else:
+        split = blocks.index(demo_blocks[-1]) + 1
+        parts = [blocks[:split], blocks[split:]]
+    for number, part in enumerate(parts):
+        if number == 1:
+            memory_node({**NODE, 'database_path': str(work / DEMO_DATABASE)},
+                        namespace='/mira', ros=ros)
+        test_file = tmp_path / f'{pathlib.Path(page).name}.{number}.t'
+        test_file.write_text(transcripts_only(text, part))
+        run_prysk(work, test_file, page)
+
+
+def documented_commands(text):
+    """Return the commands in text's code blocks (a line ending in a backslash continues)."""
+    commands = []
+    inside = False
+    pending = ''
+    for line in text.split('\n'):
+        if line.startswith('```'):
+            inside = not inside
+            continue
+        if not inside:
+            continue
+        line = line.strip()
+        if line.startswith('$ '):
+            line = line[2:]
+        line = pending + line
+        if line.endswith('\\'):
+            pending = line[:-1].rstrip() + ' '
+            continue
+        pending = ''
+        commands.append(re.sub(r'\s+#.*$', '', line).strip())
+    return commands
+
+
+def test_every_documented_console_command_is_run():
+    run = set()
+    for page in TRANSCRIPTS:
+        text = (ROOT / page).read_text()
+        run.update(documented_commands(transcripts_only(text, transcript_blocks(text))))
+    pages = [ROOT / 'README.md', *sorted((ROOT / 'docs').glob('*.md'))]
+    not_run = [f'{page.relative_to(ROOT)}: {command}'
+               for page in pages if str(page.relative_to(ROOT)) not in TRANSCRIPTS
+               for command in documented_commands(page.read_text())
+               if command.startswith('ROS_DOMAIN_ID=49 tools/console ') and command not in run]
+    assert not not_run, ('documented console commands that no transcript runs (make them a '
+                         'transcript of a page in TRANSCRIPTS):\n' + '\n'.join(not_run))
