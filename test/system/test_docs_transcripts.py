@@ -15,8 +15,8 @@ are not run.
 
 Each page runs in a directory of its own, where the tools the pages name
 are this build's programs in this test's own domain, without tools/bootstrap's
-check (tools/node and tools/console themselves are test_own_node's,
-tools/demo test_simulation's): tools/console is the installed
+check (tools/node and tools/console themselves are test_own_node's;
+simulation_demo, which tools/demo runs, test_simulation's): tools/console is the installed
 memory_console, tools/demo the installed simulation_demo with tools/demo's
 arguments, and the programs' bare names (memory_node, memory_console) are on
 the PATH. The pages say `ROS_DOMAIN_ID=49 tools/console`, as tools/node
