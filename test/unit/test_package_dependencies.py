@@ -23,6 +23,7 @@ ROSDEP_KEYS = {
     'pytest': 'python3-pytest', 'hypothesis': 'python3-hypothesis',
     'ament_flake8': 'ament_flake8', 'ament_pep257': 'ament_pep257',
     'action_msgs': 'action_msgs', 'tqdm': 'python3-tqdm', 'pexpect': 'python3-pexpect',
+    'boto3': 'python3-boto3',
 }
 # Imported, deliberately not declared (see package.xml and docs/model.md).
 UNDECLARED = {'openai'}
