@@ -28,7 +28,7 @@ def main():
 
     def passing_on(service, client):
         async def handle(number, request, response):
-            reply = await client.call_async(request)
+            reply = await proxy.call(client, request)
             verb = 'dropped' if number == 1 else 'answered'
             print(f'{verb} {service} {number}: {reply.status}', flush=True)
             if number == 1:

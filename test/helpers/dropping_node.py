@@ -39,6 +39,28 @@ class DroppingNode:
         """Never return: the request being handled gets no reply, for good."""
         await self._never
 
+    async def call(self, client, request, attempts=3, wait=5.0):
+        """
+        Return client's reply to request, resending the identical request when none comes.
+
+        The memory node's reply to this node can be lost too (the node had not
+        discovered this client's reply reader yet): as cognition does, the
+        identical request goes again, which the node answers as the first.
+        """
+        for _ in range(attempts):
+            future = client.call_async(request)
+            settled = Future()
+            future.add_done_callback(lambda _: settled.done() or settled.set_result(True))
+            timer = self.node.create_timer(
+                wait, lambda: settled.done() or settled.set_result(False),
+                callback_group=self.group)
+            replied = await settled
+            self.node.destroy_timer(timer)
+            if replied:
+                return future.result()
+            client.remove_pending_request(future)
+        raise RuntimeError(f'no reply from {client.service_name} in {attempts} attempts')
+
     async def sleep(self, seconds):
         """Wait SECONDS inside a handler without holding up the other requests."""
         done = Future()
