@@ -7,6 +7,8 @@ Shared by system/test_replication.py, test_replication_s3.py and test_replicatio
 
 import os
 import pathlib
+import shutil
+import signal
 import subprocess
 import time
 
@@ -186,3 +188,46 @@ def restore(replica_url, to_path, *extra):
     return subprocess.run([executable('memory_restore'), '--from', replica_url,
                            '--to', str(to_path), *extra],
                           capture_output=True, text=True, timeout=120, check=False)
+
+
+def forget_everywhere(workload, entity_id, files, replica_kind):
+    """
+    Forget entity_id with its canary through the node; wait until files() hold none of it.
+
+    Return (seconds the forget took to answer, seconds until its text was gone).
+    """
+    started = time.monotonic()
+    forget = workload.services.admin('forget', target=entity_id, confirm=True)
+    answered = time.monotonic() - started
+    assert forget.success and forget.applied, forget
+    assert answered < 5.0, f'forget took {answered:.1f} s with {replica_kind}'
+    hits, waited = wait_until_forgotten(files, CANARY, started)
+    assert hits == [], f'after {waited:.0f} s the forgotten text is still in {hits}'
+    return answered, waited
+
+
+def lose_and_restore(workload, replica_url, new_path):
+    """
+    Write under load, lose the robot (Litestream, then the node, killed; its disk gone), restore.
+
+    Litestream gets no last sync, as in a power cut. The restored file must
+    hold every write acknowledged more than the stated lag before the loss,
+    and no forgotten text. Return durability.check_writes' result.
+    """
+    deadline = time.monotonic() + 4.0
+    while time.monotonic() < deadline:
+        durability.done(workload.remember())
+    child = litestream_pid(workload.node.process.pid)
+    assert child is not None, 'no litestream child'
+    os.kill(child, signal.SIGKILL)
+    lost_at = time.monotonic_ns()
+    workload.stop(signal.SIGKILL)
+    shutil.rmtree(workload.database.parent)
+
+    done = restore(replica_url, new_path)
+    assert done.returncode == 0, done.stderr
+    assert 'integrity_check: ok' in done.stdout and 'ready:' in done.stdout, done.stdout
+    problems, writes = check_restored(new_path, workload.events, lost_at)
+    assert problems == [], problems
+    assert raw_hits([new_path], CANARY) == []
+    return writes

@@ -119,42 +119,41 @@ def test_the_managed_node_stops_cleanly_on_a_signal(ros, tmp_path, reached, sig)
     assert writes.checked == (5 if 'activate' in reached else 0)
 
 
-def test_sigusr1_prints_where_every_thread_waits_and_the_node_goes_on(tmp_path):
+@pytest.fixture
+def unconfigured_node(tmp_path):
+    """Start a managed memory node and wait until it is unconfigured; stop it after."""
+    node = NodeProcess('memory_lifecycle_node', namespace=unique_namespace('stacks'),
+                       directory=tmp_path,
+                       parameters={'enabled': True,
+                                   'database_path': str(tmp_path / 'memory.sqlite3')})
+    try:
+        node.wait_ready('managed memory node unconfigured', timeout=60.0)
+        yield node
+    finally:
+        if node.running():
+            node.stop()
+
+
+def test_sigusr1_prints_where_every_thread_waits_and_the_node_goes_on(unconfigured_node):
     # How to see where a node that does not stop waits (docs/reliability.md).
-    node = NodeProcess('memory_lifecycle_node', namespace=unique_namespace('usr1'),
-                       directory=tmp_path,
-                       parameters={'enabled': True,
-                                   'database_path': str(tmp_path / 'memory.sqlite3')})
-    try:
-        node.wait_ready('managed memory node unconfigured', timeout=60.0)
-        time.sleep(0.5)  # into its spin (the line comes just before it)
-        before = len(node.output())
-        os.kill(node.pid, signal.SIGUSR1)
-        deadline = time.monotonic() + 10.0
-        while 'Current thread' not in node.output()[before:]:
-            assert time.monotonic() < deadline, node.describe('printed no stacks on SIGUSR1')
-            time.sleep(0.1)
-        stacks = node.output()[before:]
-        assert 'spin' in stacks and 'File "' in stacks, stacks
-        assert node.running(), node.describe('SIGUSR1 ended it')
-        assert node.stop(signal.SIGTERM) == 0, node.describe('exited uncleanly on SIGTERM')
-    finally:
-        if node.running():
-            node.stop()
+    node = unconfigured_node
+    time.sleep(0.5)  # into its spin (the line comes just before it)
+    before = len(node.output())
+    os.kill(node.pid, signal.SIGUSR1)
+    deadline = time.monotonic() + 10.0
+    while 'Current thread' not in node.output()[before:]:
+        assert time.monotonic() < deadline, node.describe('printed no stacks on SIGUSR1')
+        time.sleep(0.1)
+    stacks = node.output()[before:]
+    assert 'spin' in stacks and 'File "' in stacks, stacks
+    assert node.running(), node.describe('SIGUSR1 ended it')
+    assert node.stop(signal.SIGTERM) == 0, node.describe('exited uncleanly on SIGTERM')
 
 
-def test_a_crash_leaves_every_threads_stack_in_the_log(tmp_path):
+def test_a_crash_leaves_every_threads_stack_in_the_log(unconfigured_node):
     # A crash inside rclpy's or DDS's C++ (SIGSEGV) leaves where each thread was.
-    node = NodeProcess('memory_lifecycle_node', namespace=unique_namespace('segv'),
-                       directory=tmp_path,
-                       parameters={'enabled': True,
-                                   'database_path': str(tmp_path / 'memory.sqlite3')})
-    try:
-        node.wait_ready('managed memory node unconfigured', timeout=60.0)
-        os.kill(node.pid, signal.SIGSEGV)
-        assert node.wait(30.0) == -signal.SIGSEGV, node.describe('did not die of SIGSEGV')
-        output = node.output()
-        assert 'Fatal Python error: Segmentation fault' in output and 'File "' in output, output
-    finally:
-        if node.running():
-            node.stop()
+    node = unconfigured_node
+    os.kill(node.pid, signal.SIGSEGV)
+    assert node.wait(30.0) == -signal.SIGSEGV, node.describe('did not die of SIGSEGV')
+    output = node.output()
+    assert 'Fatal Python error: Segmentation fault' in output and 'File "' in output, output

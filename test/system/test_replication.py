@@ -44,8 +44,9 @@ import time
 from helpers import durability
 from helpers.lifecycle_cli import prepare, set_state
 from helpers.replication import (
-    CANARY, check_restored, in_sync, litestream_pid, ok_and_in_sync, raw_hits, replica_files,
-    ReplicatedWorkload, restore, STATED_LAG_SEC, wait_until_forgotten)
+    CANARY, check_restored, forget_everywhere, in_sync, litestream_pid, lose_and_restore,
+    ok_and_in_sync, raw_hits, replica_files, ReplicatedWorkload, restore, STATED_LAG_SEC,
+    wait_until_forgotten)
 from mira_memory.core.replication.supervisor import meta_directory
 import pytest
 
@@ -77,14 +78,9 @@ def test_directory_replica_forget_then_loss_and_restore(workloads, tmp_path):
     assert values['replica'] == url
     meta = meta_directory(workload.database)
 
-    started = time.monotonic()
-    forget = workload.services.admin('forget', target=entity_id, confirm=True)
-    answered = time.monotonic() - started
-    assert forget.success and forget.applied, forget
-    assert answered < 5.0, f'forget took {answered:.1f} s with replication on'
-    hits, waited = wait_until_forgotten(
-        lambda: replica_files(replica, meta) + [workload.database], CANARY, started)
-    assert hits == [], f'after {waited:.0f} s the forgotten text is still in {hits}'
+    answered, waited = forget_everywhere(
+        workload, entity_id, lambda: replica_files(replica, meta) + [workload.database],
+        'a directory replica')
     # A scan mid-wipe sees an empty replica: look again once it is back in sync.
     workload.status(lambda level, values: values['replication'] == 'in sync')
     assert replica_files(replica), 'the replica is empty after the forget'
@@ -96,26 +92,8 @@ def test_directory_replica_forget_then_loss_and_restore(workloads, tmp_path):
             continue  # compacted away since it was listed
         assert mode & 0o077 == 0, f'{path} is not private'
 
-    # Writes under load up to the loss; the replica must hold every one
-    # acknowledged more than the stated lag before it.
-    deadline = time.monotonic() + 4.0
-    while time.monotonic() < deadline:
-        durability.done(workload.remember())
-    # Lost: Litestream gets no last sync (as in a power cut), then the node goes.
-    child = litestream_pid(workload.node.process.pid)
-    assert child is not None, 'no litestream child'
-    os.kill(child, signal.SIGKILL)
-    lost_at = time.monotonic_ns()
-    workload.stop(signal.SIGKILL)
-    shutil.rmtree(workload.database.parent)
-
     new_path = tmp_path / 'new-robot' / 'memory.sqlite3'
-    done = restore(url, new_path)
-    assert done.returncode == 0, done.stderr
-    assert 'integrity_check: ok' in done.stdout and 'ready:' in done.stdout, done.stdout
-    problems, writes = check_restored(new_path, workload.events, lost_at)
-    assert problems == [], problems
-    assert raw_hits([new_path], CANARY) == []
+    writes = lose_and_restore(workload, url, new_path)
     again = restore(url, new_path)
     assert again.returncode == 1 and 'refusing to overwrite' in again.stderr, again.stderr
     durability.report('replication_directory', [

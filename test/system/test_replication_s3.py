@@ -34,8 +34,8 @@ import time
 
 from helpers import durability
 from helpers.replication import (
-    CANARY, check_restored, litestream_pid, ok_and_in_sync, raw_hits, replica_files,
-    ReplicatedWorkload, restore, STATED_LAG_SEC, wait_until_forgotten)
+    CANARY, forget_everywhere, lose_and_restore, ok_and_in_sync, raw_hits, replica_files,
+    ReplicatedWorkload, restore, STATED_LAG_SEC)
 from mira_memory.core.replication.supervisor import meta_directory
 import pytest
 
@@ -193,15 +193,10 @@ def test_s3_replica_forget_then_loss_and_restore(workloads, local_s3, tmp_path):
     assert keys and all(key.startswith(f'{PREFIX}/') for key in keys), keys
 
     meta = meta_directory(workload.database)
-    started = time.monotonic()
-    forget = workload.services.admin('forget', target=entity_id, confirm=True)
-    answered = time.monotonic() - started
-    assert forget.success and forget.applied, forget
-    assert answered < 5.0, f'forget took {answered:.1f} s with an s3 replica'
-    hits, waited = wait_until_forgotten(
+    answered, waited = forget_everywhere(
+        workload, entity_id,
         lambda: local_s3.download(scan) + replica_files(meta) + [workload.database],
-        CANARY, started)
-    assert hits == [], f'after {waited:.0f} s the forgotten text is still in {hits}'
+        'an s3 replica')
     # Replication goes on from a new snapshot, and the text stays gone.
     durability.done(workload.remember())
     workload.status(ok_and_in_sync)
@@ -209,23 +204,7 @@ def test_s3_replica_forget_then_loss_and_restore(workloads, local_s3, tmp_path):
     assert raw_hits(local_s3.download(scan), CANARY) == []
 
     # Writes under load up to the loss, then the robot is lost.
-    deadline = time.monotonic() + 4.0
-    while time.monotonic() < deadline:
-        durability.done(workload.remember())
-    child = litestream_pid(workload.node.process.pid)
-    assert child is not None, 'no litestream child'
-    os.kill(child, signal.SIGKILL)
-    lost_at = time.monotonic_ns()
-    workload.stop(signal.SIGKILL)
-    shutil.rmtree(workload.database.parent)
-
-    new_path = tmp_path / 'new-robot' / 'memory.sqlite3'
-    done = restore(url, new_path)
-    assert done.returncode == 0, done.stderr
-    assert 'integrity_check: ok' in done.stdout and 'ready:' in done.stdout, done.stdout
-    problems, writes = check_restored(new_path, workload.events, lost_at)
-    assert problems == [], problems
-    assert raw_hits([new_path], CANARY) == []
+    writes = lose_and_restore(workload, url, tmp_path / 'new-robot' / 'memory.sqlite3')
     durability.report('replication_s3', [
         f'forget answered in {answered:.2f} s; its text left the bucket after {waited:.1f} s',
         f'restored from s3: {writes.checked} acknowledged writes checked, '
