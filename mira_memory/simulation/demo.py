@@ -418,9 +418,12 @@ def _print_next_step(kept, database, node_command, out):
     """Say how to look at each proposal kept for review: the exact commands."""
     if not kept:
         return
-    what = 'proposal was' if len(kept) == 1 else 'proposals were'
-    print(f'\nNext step: {len(kept)} {what} kept for a person to review (nothing of it is '
-          'stored). Look at it with the console, on this database:', file=out)
+    if len(kept) == 1:
+        what, stored, look = 'proposal was', 'nothing of it is stored', 'it'
+    else:
+        what, stored, look = 'proposals were', 'none of them is stored', 'them'
+    print(f'\nNext step: {len(kept)} {what} kept for a person to review ({stored}). '
+          f'Look at {look} with the console, on this database:', file=out)
     if node_command is None:
         # Without tools/node: a memory node on the database, then the console.
         print(f'  (start a memory node on {database} in /mira: docs/console.md)', file=out)

@@ -119,6 +119,8 @@ def report(name, lines):
     print(f'\n{name}:\n{text}')
     directory = os.environ.get('MIRA_SWEEP_REPORT')
     if directory:
+        # Made here, so the documented command (docs/reliability.md) works as typed.
+        pathlib.Path(directory).mkdir(parents=True, exist_ok=True)
         pathlib.Path(directory, f'{name}.txt').write_text(text + '\n')
 
 

@@ -617,8 +617,9 @@ def test_demo_command_runs_the_scenario_and_exits_zero(tmp_path):
     assert not missing, report
     # Then the next step: the command that shows each proposal kept for review.
     end = lines.index(f'demo complete; the database stays at {tmp_path / "memory.sqlite3"}')
-    assert lines[end + 1:end + 2] == [''] and lines[end + 2].startswith(
-        'Next step: 1 proposal was kept for a person to review'), report
+    assert lines[end + 1:end + 3] == [
+        '', 'Next step: 1 proposal was kept for a person to review (nothing of it is stored). '
+        'Look at it with the console, on this database:'], report
     assert lines[end + 3:end + 5] == [
         f'  {node} memory pending',
         f'  {node} memory pending show P1    # conflict: "Ada" prefers_drink "coffee"'], report
