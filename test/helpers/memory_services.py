@@ -186,12 +186,12 @@ class MemoryServices:
         """Return admin/show for MEM<n> (memory and payloads)."""
         return self._admin_ok('show', memory_id=memory_id)
 
-    def recall(self, query, timeout=20.0, include_entities=True):
+    def recall(self, query, timeout=20.0, include_entities=True, resend=None):
         """Call recall_memory (with the structured entities unless told otherwise)."""
         return self.ros.call(
             srv.RecallMemory, names.service_name(self.prefix, names.RECALL_MEMORY),
             srv.RecallMemory.Request(query=query, include_entities=include_entities),
-            timeout=timeout)
+            timeout=timeout, resend=resend)
 
     def say(self, episode_id, turn_id, text):
         """Publish one operator turn on the node's operator/utterance topic."""

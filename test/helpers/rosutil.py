@@ -151,12 +151,13 @@ class RosClient:
         """Wait until the service is available; False on timeout."""
         return self.client(service_type, name).wait_for_service(timeout_sec=timeout)
 
-    def call(self, service_type, name, request=None, timeout=20.0):
+    def call(self, service_type, name, request=None, timeout=20.0, resend=None):
         """
         Call a service and return its response, failing the test on timeout.
 
         Read-only and idempotent services are resent once after a lost reply
-        (mira_memory.ros.clients.call, the clients' one way to wait).
+        (mira_memory.ros.clients.call, the clients' one way to wait); resend
+        False sends the request once.
         """
         from mira_memory.ros import clients
         client = self.client(service_type, name)
@@ -165,7 +166,7 @@ class RosClient:
         with self.spinning() as executor:
             response = clients.call(
                 executor, client, request if request is not None else service_type.Request(),
-                time.monotonic() + timeout)
+                time.monotonic() + timeout, resend=resend)
         if response is None:
             raise AssertionError(f'service {name} did not answer within {timeout} s')
         return response
