@@ -83,6 +83,8 @@ class MemoryClient:
         self._allowed = None if services is None else frozenset(services)
         self._clients = {}
         self._action_clients = {}
+        # Jobs whose action client the node is known to have discovered (goal_client).
+        self._goal_ready = set()
         self._settled = False
         for service in sorted(self._allowed or ()):
             self.client(service)
@@ -187,7 +189,11 @@ class MemoryClient:
         """
         if self._settled:
             return True
-        client = self.client(names.ADMIN_STATUS)
+        self._settled = self._one_reply(self.client(names.ADMIN_STATUS), deadline, attempt_sec)
+        return self._settled
+
+    def _one_reply(self, client, deadline, attempt_sec):
+        """Call client's (read-only) service until one reply came; False at deadline."""
         while time.monotonic() < deadline:
             attempt = min(time.monotonic() + attempt_sec, deadline)
             if not client.service_is_ready():
@@ -195,9 +201,36 @@ class MemoryClient:
                 continue
             if clients.call(self.executor, client, client.srv_type.Request(),
                             attempt) is not None:
-                self._settled = True
                 return True
         return False
+
+    def goal_client(self, job, deadline, attempt_sec=0.5):
+        """
+        Return job's ActionClient once the node can answer a goal sent on it.
+
+        The reply to a goal is dropped for good while the node has not yet
+        discovered this client's reply readers, and wait_for_server cannot
+        tell: it sees only this side's matches (a goal lost that way was
+        seen on a loaded machine with Kilted). A node discovers a
+        participant's endpoints in the order they were made, so one reply
+        through a status client made after the action client shows that the
+        node knows it; that round trip runs once per action client. When no
+        reply came by deadline the client is returned all the same: waiting
+        for its server then says that no node offers the action.
+        """
+        action_client = self.action_client(job)
+        if job in self._goal_ready:
+            return action_client
+        probe = self.node.create_client(
+            names.SERVICE_TYPES[names.ADMIN_STATUS], self.service_name(names.ADMIN_STATUS),
+            callback_group=self._group)
+        try:
+            if self._one_reply(probe, deadline, attempt_sec):
+                self._goal_ready.add(job)
+                self._settled = True
+        finally:
+            self.node.destroy_client(probe)
+        return action_client
 
     def request(self, service, **fields):
         """Return a new request of service with fields set."""
@@ -323,9 +356,8 @@ class MemoryClient:
         MemoryCallError, or JobRejected.
         """
         deadline = self.deadline(timeout)
-        job_client = self.action_client(job)
         # A goal writes: the node must have discovered this client first.
-        self.settle(deadline)
+        job_client = self.goal_client(job, deadline)
         job = Job(self, job_client, job, goal, on_progress)
         job.send(deadline)
         return job

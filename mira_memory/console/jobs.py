@@ -90,8 +90,6 @@ def run_command(session, command, goal, stdout, stderr, print_result):
     deadline = time.monotonic() + session.settings.timeout
     node = session.settings.memory_node
     try:
-        # A goal is a write: the node must have discovered this console first.
-        session.settle_memory(deadline)
         name = command.words[0]
         status, result = run_goal(session, node, name, goal, no_wait=command.no_wait,
                                   stderr=stderr, deadline=deadline)
@@ -122,7 +120,8 @@ def run_goal(session, node, name, goal, *, no_wait, stderr, deadline):
 
 def _run_goal(session, node, name, goal, *, no_wait, stderr, deadline):
     action = names.action_name(node, name)
-    client = session.memory.action_client(name)
+    # A goal is a write: the node must have discovered this console first.
+    client = session.goal_client(name, deadline)
     if not client.wait_for_server(timeout_sec=max(deadline - time.monotonic(), 0.0)):
         raise JobError(f'no memory node offers the {name} action at {action}')
     display = ProgressDisplay(stderr, name)

@@ -127,9 +127,9 @@ class Session:
                 f'the {command.target} node at {target} did not answer '
                 f'{self.memory.service_name(command.service)} within {timeout} s') from None
 
-    def settle_memory(self, deadline):
-        """Get one reply from the memory node before a job's goal (a write) goes out."""
-        self.memory.settle(deadline, SETTLE_ATTEMPT_SEC)
+    def goal_client(self, job, deadline):
+        """Return the action client of job once the memory node can answer a goal on it."""
+        return self.memory.goal_client(job, deadline, SETTLE_ATTEMPT_SEC)
 
     def close(self):
         """Destroy the node and shut the private context down."""

@@ -26,6 +26,8 @@ class Goal:
             ACTION_TYPES[job].Impl.FeedbackMessage, f'{name}/_action/feedback',
             self._topic.append, 100)
         assert self.client.wait_for_server(timeout_sec=server_timeout), f'no action {name}'
+        # The node must know this client before a goal's reply can reach it.
+        ros.reply_through_a_new_client(node_prefix)
         self.feedback = []
         sent = self.client.send_goal_async(
             request, feedback_callback=lambda message: self.feedback.append(message.feedback))

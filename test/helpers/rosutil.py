@@ -147,6 +147,29 @@ class RosClient:
                 if time.monotonic() > deadline:
                     raise
 
+    def reply_through_a_new_client(self, node_prefix, timeout=60.0, attempt_timeout=2.0):
+        """
+        Get one admin/status reply of node_prefix through a client made now; destroy it.
+
+        A node discovers this participant's endpoints in the order they were
+        made, so the reply shows that it knows every client made before, an
+        action client's too (MemoryClient.goal_client does the same).
+        """
+        from mira_memory.client import names
+        from mira_memory.ros import clients
+        from mira_memory.srv import AdminStatus
+        probe = self.node.create_client(
+            AdminStatus, names.service_name(node_prefix, names.ADMIN_STATUS))
+        try:
+            deadline = time.monotonic() + timeout
+            assert probe.wait_for_service(timeout_sec=timeout), f'no {probe.srv_name}'
+            with self.spinning() as executor:
+                while clients.call(executor, probe, AdminStatus.Request(),
+                                   min(time.monotonic() + attempt_timeout, deadline)) is None:
+                    assert time.monotonic() < deadline, f'{probe.srv_name} never answered'
+        finally:
+            self.node.destroy_client(probe)
+
     def wait_for_service(self, service_type, name, timeout=20.0):
         """Wait until the service is available; False on timeout."""
         return self.client(service_type, name).wait_for_service(timeout_sec=timeout)
