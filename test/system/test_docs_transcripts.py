@@ -18,9 +18,9 @@ are this build's programs in this test's own domain, without tools/bootstrap's
 check (tools/node and tools/console themselves are test_own_node's;
 simulation_demo, which tools/demo runs, test_simulation's): tools/console is the installed
 memory_console, tools/demo the installed simulation_demo with tools/demo's
-arguments, and the programs' bare names (memory_node, memory_console) are on
-the PATH. The pages say `ROS_DOMAIN_ID=49 tools/console`, as tools/node
-prints by default; the wrappers put this test's domain in its place, so
+arguments, and the programs' bare names (memory_node, memory_console,
+memory_restore, ...) are on the PATH. The pages say `ROS_DOMAIN_ID=49
+tools/console`, as tools/node prints by default; the wrappers put this test's domain in its place, so
 parallel runs stay apart.
 
 The memory node a page talks to is started as tools/node starts it (in
@@ -30,19 +30,26 @@ that runs the demo first (review.md), on the demo's database once the
 demo's block has run, as its reader starts tools/node in another terminal
 then.
 
-The pages the test does not run hold no tools/console command of their own:
-test_every_documented_console_command_is_run checks that each one is a
-command of a transcript here (README.md's session is console.md's).
+A page that starts its own programs gets none: storage.md starts and kills
+its memory nodes itself. What a page leaves running when it fails is
+stopped with prysk's session.
+
+No page holds a tools/console command that nothing runs:
+test_every_documented_console_command_is_run checks that each one, on any
+page and in any block, is a command of a transcript here (README.md's
+session is console.md's).
 
 On a difference the test prints prysk's diff, with the page's line
 numbers: docs/dev/testing.md says how to take the new output.
 """
 
+import contextlib
 import os
 import pathlib
 import re
 import shlex
 import shutil
+import signal
 import subprocess
 
 from helpers.rosutil import executable
@@ -51,7 +58,9 @@ import pytest
 pytestmark = pytest.mark.ros
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
-TRANSCRIPTS = ['docs/console.md', 'docs/operations.md', 'docs/review.md']
+TRANSCRIPTS = ['docs/console.md', 'docs/operations.md', 'docs/review.md', 'docs/storage.md']
+# Pages that start their own programs: the test starts no memory node for them.
+OWN_PROGRAMS = {'docs/storage.md'}
 # A page whose session begins with the demo: its node starts on the demo's
 # database (tools/demo's default workdir) after the block that runs the demo.
 DEMO_DATABASE = pathlib.Path('.work/demo/memory.sqlite3')
@@ -79,7 +88,7 @@ def write_tools(work):
     # The scenarios the pages name, as in the clone.
     (work / 'config').symlink_to(ROOT / 'config')
     shell = work / 'shell'
-    # The programs' bare names (memory_node, memory_console), as the pages use them.
+    # The programs' bare names (memory_node, memory_restore, ...), as the pages use them.
     programs = pathlib.Path(executable('memory_console')).parent
     shell.write_text(f'#!/bin/sh\nexport ROS_DOMAIN_ID={domain()} PATH={programs}:$PATH\n'
                      f'cd {work} && exec /bin/bash "$@"\n')
@@ -119,11 +128,18 @@ def run_prysk(work, test_file, page):
     if prysk is None:
         pytest.skip('prysk is not installed: tools/bootstrap installs it; on a ROS install, '
                     'pip install prysk (no rosdep key, see package.xml)')
-    result = subprocess.run(
+    # A session of its own: what a failed page left running (its background
+    # nodes) is stopped with it.
+    process = subprocess.Popen(
         [prysk, '--shell', str(work / 'shell'), '--color', 'never', str(test_file)],
-        capture_output=True, text=True, timeout=600)
-    differences = result.stdout + result.stderr
-    assert result.returncode == 0, f'{page} differs from the real run:\n{differences}'
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
+    try:
+        differences, _ = process.communicate(timeout=600)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGKILL)
+        process.wait()
+    assert process.returncode == 0, f'{page} differs from the real run:\n{differences}'
 
 
 @pytest.mark.parametrize('page', TRANSCRIPTS)
@@ -136,7 +152,9 @@ def test_the_documented_transcript_is_what_the_programs_print(ros, memory_node, 
     lines = text.split('\n')
     demo_blocks = [block for block in blocks
                    if any(line.startswith(DEMO_COMMAND) for line in lines[block[0]:block[1]])]
-    if not demo_blocks:
+    if page in OWN_PROGRAMS:
+        parts = [blocks]
+    elif not demo_blocks:
         memory_node({**NODE, 'database_path': str(work / 'memory.sqlite3')},
                     namespace='/mira', ros=ros)
         parts = [blocks]
@@ -182,7 +200,7 @@ def test_every_documented_console_command_is_run():
         run.update(documented_commands(transcripts_only(text, transcript_blocks(text))))
     pages = [ROOT / 'README.md', *sorted((ROOT / 'docs').glob('*.md'))]
     not_run = [f'{page.relative_to(ROOT)}: {command}'
-               for page in pages if str(page.relative_to(ROOT)) not in TRANSCRIPTS
+               for page in pages
                for command in documented_commands(page.read_text())
                if command.startswith('ROS_DOMAIN_ID=49 tools/console ') and command not in run]
     assert not not_run, ('documented console commands that no transcript runs (make them a '
