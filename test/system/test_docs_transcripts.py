@@ -18,10 +18,10 @@ are this build's programs in this test's own domain, without tools/bootstrap's
 check (tools/node and tools/console themselves are test_own_node's;
 simulation_demo, which tools/demo runs, test_simulation's): tools/console is the installed
 memory_console, tools/demo the installed simulation_demo with tools/demo's
-arguments, and the programs' bare names (memory_node, memory_console) are on
-the PATH. The pages say `ROS_DOMAIN_ID=49 tools/console`, as tools/node
-prints by default; the wrappers put this test's domain in its place, so
-parallel runs stay apart.
+arguments, and the programs' bare names (memory_node, memory_console,
+memory_restore, ...) are on the PATH. The pages say `ROS_DOMAIN_ID=49
+tools/console`, as tools/node prints by default; the wrappers put this
+test's domain in its place, so parallel runs stay apart.
 
 The memory node a page talks to is started as tools/node starts it (in
 /mira, persistent memory on, robot profile Mira): on a fresh database
@@ -30,28 +30,49 @@ that runs the demo first (review.md), on the demo's database once the
 demo's block has run, as its reader starts tools/node in another terminal
 then.
 
-The pages the test does not run hold no tools/console command of their own:
-test_every_documented_console_command_is_run checks that each one is a
-command of a transcript here (README.md's session is console.md's).
+A page that starts its own programs gets none: storage.md starts and kills
+its memory nodes itself; model.md runs tools/chat (which starts a memory
+node and cognition) against the scripted model server of
+test/helpers/chat_server.py, which the test starts before the page with the
+answers the page's prose lists. There tools/chat is the clone's own script,
+in the work directory, where its tools/bootstrap does nothing (this build
+is already the environment) and its programs are this build's; a wrapper
+puts the server's endpoint in place of the documented one
+(DOCUMENTED_ENDPOINT), as the others put the test's domain in place of 49.
+What a page leaves running when it fails is stopped with prysk's session.
+
+No page holds a tools/console command that nothing runs:
+test_every_documented_console_command_is_run checks that each one, on any
+page and in any block, is a command of a transcript here (README.md's
+session is console.md's).
 
 On a difference the test prints prysk's diff, with the page's line
 numbers: docs/dev/testing.md says how to take the new output.
 """
 
+import contextlib
 import os
 import pathlib
 import re
 import shlex
 import shutil
+import signal
 import subprocess
 
+from helpers import chat_server
 from helpers.rosutil import executable
 import pytest
 
 pytestmark = pytest.mark.ros
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
-TRANSCRIPTS = ['docs/console.md', 'docs/operations.md', 'docs/review.md']
+TRANSCRIPTS = ['docs/console.md', 'docs/operations.md', 'docs/review.md', 'docs/storage.md',
+               'docs/model.md']
+# Pages that start their own programs: the test starts no memory node for them.
+OWN_PROGRAMS = {'docs/storage.md', 'docs/model.md'}
+# The page whose tools/chat talks to the scripted model server, at this documented endpoint.
+MODEL_PAGE = 'docs/model.md'
+DOCUMENTED_ENDPOINT = 'http://127.0.0.1:8080/v1'
 # A page whose session begins with the demo: its node starts on the demo's
 # database (tools/demo's default workdir) after the block that runs the demo.
 DEMO_DATABASE = pathlib.Path('.work/demo/memory.sqlite3')
@@ -79,11 +100,48 @@ def write_tools(work):
     # The scenarios the pages name, as in the clone.
     (work / 'config').symlink_to(ROOT / 'config')
     shell = work / 'shell'
-    # The programs' bare names (memory_node, memory_console), as the pages use them.
+    # The programs' bare names (memory_node, memory_restore, ...), as the pages use them.
     programs = pathlib.Path(executable('memory_console')).parent
     shell.write_text(f'#!/bin/sh\nexport ROS_DOMAIN_ID={domain()} PATH={programs}:$PATH\n'
                      f'cd {work} && exec /bin/bash "$@"\n')
     for path in (console, demo, shell):
+        path.chmod(0o755)
+
+
+def model_answers():
+    """Return model.md's answers: recall, remember, text, recall, text (then HTTP 500)."""
+    evidence = 'Ada Lovelace prefers green tea'
+    remember = {'kind': 'preference', 'subject': 'Ada Lovelace', 'predicate': 'prefers_drink',
+                'value': 'green tea', 'related_entity': None, 'related_role': None,
+                'evidence': evidence}
+    return [chat_server.tool_calls(('recall_memory', {'query': 'Ada Lovelace'})),
+            chat_server.tool_calls(('remember', remember)),
+            chat_server.text(f'Noted: {evidence}.'),
+            chat_server.tool_calls(('recall_memory', {'query': 'Ada'})),
+            chat_server.text('I remember that Ada Lovelace prefers green tea (remembered, '
+                             'may be out of date).')]
+
+
+def write_chat(work, endpoint):
+    """Make the work directory a clone for tools/chat: its script, this build, no bootstrap."""
+    tools = work / 'tools'
+    (tools / 'chat-script').symlink_to(ROOT / 'tools' / 'chat')
+    bootstrap = tools / 'bootstrap'
+    bootstrap.write_text('#!/bin/sh\n# This build is already the environment.\n')
+    distro = os.environ.get('ROS_DISTRO', 'jazzy')
+    built = work / '.work' / distro
+    (built / 'install' / 'mira_memory' / 'lib').mkdir(parents=True)
+    (built / 'install' / 'mira_memory' / 'lib' / 'mira_memory').symlink_to(
+        pathlib.Path(executable('operator_chat')).parent)
+    (built / 'env.sh').write_text('# The environment is already this build.\n')
+    # The documented endpoint becomes the scripted server's; the rest is tools/chat's.
+    chat = tools / 'chat'
+    chat.write_text(
+        '#!/bin/bash\nargs=()\nfor arg in "$@"; do\n'
+        f'  [ "$arg" = {DOCUMENTED_ENDPOINT} ] && arg={endpoint}\n'
+        '  args+=("$arg")\ndone\n'
+        f'exec {tools / "chat-script"} --distro {distro} "${{args[@]}}"\n')
+    for path in (bootstrap, chat):
         path.chmod(0o755)
 
 
@@ -119,24 +177,40 @@ def run_prysk(work, test_file, page):
     if prysk is None:
         pytest.skip('prysk is not installed: tools/bootstrap installs it; on a ROS install, '
                     'pip install prysk (no rosdep key, see package.xml)')
-    result = subprocess.run(
+    # A session of its own: what a failed page left running (its background
+    # nodes) is stopped with it.
+    process = subprocess.Popen(
         [prysk, '--shell', str(work / 'shell'), '--color', 'never', str(test_file)],
-        capture_output=True, text=True, timeout=600)
-    differences = result.stdout + result.stderr
-    assert result.returncode == 0, f'{page} differs from the real run:\n{differences}'
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
+    try:
+        differences, _ = process.communicate(timeout=600)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGKILL)
+        process.wait()
+    assert process.returncode == 0, f'{page} differs from the real run:\n{differences}'
 
 
 @pytest.mark.parametrize('page', TRANSCRIPTS)
-def test_the_documented_transcript_is_what_the_programs_print(ros, memory_node, page, tmp_path):
+def test_the_documented_transcript_is_what_the_programs_print(ros, memory_node, page, tmp_path,
+                                                              request):
     work = tmp_path / 'work'
     work.mkdir()
     write_tools(work)
+    if page == MODEL_PAGE:
+        chat_server.no_proxies()
+        server = chat_server.ChatServer()
+        request.addfinalizer(server.close)
+        server.script(*model_answers())
+        write_chat(work, server.base_url)
     text = (ROOT / page).read_text()
     blocks = transcript_blocks(text)
     lines = text.split('\n')
     demo_blocks = [block for block in blocks
                    if any(line.startswith(DEMO_COMMAND) for line in lines[block[0]:block[1]])]
-    if not demo_blocks:
+    if page in OWN_PROGRAMS:
+        parts = [blocks]
+    elif not demo_blocks:
         memory_node({**NODE, 'database_path': str(work / 'memory.sqlite3')},
                     namespace='/mira', ros=ros)
         parts = [blocks]
@@ -182,7 +256,7 @@ def test_every_documented_console_command_is_run():
         run.update(documented_commands(transcripts_only(text, transcript_blocks(text))))
     pages = [ROOT / 'README.md', *sorted((ROOT / 'docs').glob('*.md'))]
     not_run = [f'{page.relative_to(ROOT)}: {command}'
-               for page in pages if str(page.relative_to(ROOT)) not in TRANSCRIPTS
+               for page in pages
                for command in documented_commands(page.read_text())
                if command.startswith('ROS_DOMAIN_ID=49 tools/console ') and command not in run]
     assert not not_run, ('documented console commands that no transcript runs (make them a '
