@@ -18,8 +18,10 @@ are this build's programs in this test's own domain, without tools/bootstrap's
 check (tools/node and tools/console themselves are test_own_node's;
 simulation_demo, which tools/demo runs, test_simulation's): tools/console is the installed
 memory_console, tools/demo the installed simulation_demo with tools/demo's
-arguments, and the programs' bare names (memory_node, memory_console) are on
-the PATH. The pages say `ROS_DOMAIN_ID=49 tools/console`, as tools/node
+arguments, and the programs' bare names (memory_node, memory_console,
+memory_import, memory_migrate, memory_verify) are on the PATH. A page's
+migrate session finds the old-version files of PREPARED_FILES there, made
+by test/helpers/schema_v*.py. The pages say `ROS_DOMAIN_ID=49 tools/console`, as tools/node
 prints by default; the wrappers put this test's domain in its place, so
 parallel runs stay apart.
 
@@ -46,6 +48,9 @@ import shutil
 import subprocess
 
 from helpers.rosutil import executable
+from helpers.schema_v1 import make_version_1_database
+from helpers.schema_v2 import make_version_2_database
+from helpers.schema_v3 import make_version_3_database
 import pytest
 
 pytestmark = pytest.mark.ros
@@ -57,6 +62,12 @@ TRANSCRIPTS = ['docs/console.md', 'docs/operations.md', 'docs/review.md']
 DEMO_DATABASE = pathlib.Path('.work/demo/memory.sqlite3')
 DEMO_COMMAND = '  $ tools/demo'
 NODE = {'enabled': True, 'robot_profile': 'Mira'}
+# The old-version databases a page's migrate session starts from, by file name.
+PREPARED_FILES = {
+    'docs/console.md': {'v1.sqlite3': make_version_1_database,
+                        'v2.sqlite3': make_version_2_database,
+                        'v3.sqlite3': make_version_3_database},
+}
 
 
 def domain():
@@ -85,6 +96,12 @@ def write_tools(work):
                      f'cd {work} && exec /bin/bash "$@"\n')
     for path in (console, demo, shell):
         path.chmod(0o755)
+
+
+def prepare_files(work, page):
+    """Write into work the old-version databases that page's sessions migrate."""
+    for name, make in PREPARED_FILES.get(page, {}).items():
+        make(work / name)
 
 
 def transcript_blocks(text):
@@ -131,6 +148,7 @@ def test_the_documented_transcript_is_what_the_programs_print(ros, memory_node, 
     work = tmp_path / 'work'
     work.mkdir()
     write_tools(work)
+    prepare_files(work, page)
     text = (ROOT / page).read_text()
     blocks = transcript_blocks(text)
     lines = text.split('\n')
