@@ -19,9 +19,11 @@ check (tools/node and tools/console themselves are test_own_node's;
 simulation_demo, which tools/demo runs, test_simulation's): tools/console is the installed
 memory_console, tools/demo the installed simulation_demo with tools/demo's
 arguments, and the programs' bare names (memory_node, memory_console,
-memory_restore, ...) are on the PATH. The pages say `ROS_DOMAIN_ID=49
-tools/console`, as tools/node prints by default; the wrappers put this
-test's domain in its place, so parallel runs stay apart.
+memory_restore, memory_import, memory_migrate, memory_verify) are on the
+PATH. A page's migrate session finds the old-version files of
+PREPARED_FILES there, made by test/helpers/schema_v*.py. The pages say
+`ROS_DOMAIN_ID=49 tools/console`, as tools/node prints by default; the
+wrappers put this test's domain in its place, so parallel runs stay apart.
 
 The memory node a page talks to is started as tools/node starts it (in
 /mira, persistent memory on, robot profile Mira): on a fresh database
@@ -61,6 +63,9 @@ import subprocess
 
 from helpers import chat_server
 from helpers.rosutil import executable
+from helpers.schema_v1 import make_version_1_database
+from helpers.schema_v2 import make_version_2_database
+from helpers.schema_v3 import make_version_3_database
 import pytest
 
 pytestmark = pytest.mark.ros
@@ -78,6 +83,12 @@ DOCUMENTED_ENDPOINT = 'http://127.0.0.1:8080/v1'
 DEMO_DATABASE = pathlib.Path('.work/demo/memory.sqlite3')
 DEMO_COMMAND = '  $ tools/demo'
 NODE = {'enabled': True, 'robot_profile': 'Mira'}
+# The old-version databases a page's migrate session starts from, by file name.
+PREPARED_FILES = {
+    'docs/console.md': {'v1.sqlite3': make_version_1_database,
+                        'v2.sqlite3': make_version_2_database,
+                        'v3.sqlite3': make_version_3_database},
+}
 
 
 def domain():
@@ -145,6 +156,12 @@ def write_chat(work, endpoint):
         path.chmod(0o755)
 
 
+def prepare_files(work, page):
+    """Write into work the old-version databases that page's sessions migrate."""
+    for name, make in PREPARED_FILES.get(page, {}).items():
+        make(work / name)
+
+
 def transcript_blocks(text):
     """Return the (first, last) line numbers of each prysk block of text, fences included."""
     lines = text.split('\n')
@@ -203,6 +220,7 @@ def test_the_documented_transcript_is_what_the_programs_print(ros, memory_node, 
         request.addfinalizer(server.close)
         server.script(*model_answers())
         write_chat(work, server.base_url)
+    prepare_files(work, page)
     text = (ROOT / page).read_text()
     blocks = transcript_blocks(text)
     lines = text.split('\n')
