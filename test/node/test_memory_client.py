@@ -137,6 +137,34 @@ def test_a_refused_job_says_why(memory, shared_memory_node, tmp_path):
     assert (elsewhere.succeeded, elsewhere.result.error_code) == (False, 'outside_output_dirs')
 
 
+def test_a_first_goal_waits_for_a_reply_through_a_status_client_made_after_its_action_client(
+        client_node, shared_memory_node, monkeypatch):
+    # A goal's reply is lost for good while the node does not know the action
+    # client; a client settled before it was made proves nothing of that.
+    from mira_memory.ros import clients
+    memory = MemoryClient(client_node, namespace=shared_memory_node.namespace, timeout=20.0)
+    try:
+        assert memory.settle(memory.deadline())
+        status_clients = []
+        real_call = clients.call
+
+        def recording(executor, client, request, deadline, **options):
+            if client.srv_name == memory.service_name(names.ADMIN_STATUS):
+                status_clients.append(client)
+            return real_call(executor, client, request, deadline, **options)
+        monkeypatch.setattr(clients, 'call', recording)
+        assert memory.verify().succeeded
+        probes = [client for client in status_clients
+                  if client is not memory.client(names.ADMIN_STATUS)]
+        assert len(probes) == 1, status_clients
+        assert probes[0] not in client_node.clients  # destroyed once it answered
+        # Once per action client: the next goal of the job goes at once.
+        assert memory.verify().succeeded
+        assert len(status_clients) == 1, status_clients
+    finally:
+        memory.destroy()
+
+
 def test_a_limited_client_has_no_other_client(client_node, shared_memory_node):
     recall_only = MemoryClient(client_node, memory_node=shared_memory_node.prefix,
                                services=(names.RECALL_MEMORY,))
