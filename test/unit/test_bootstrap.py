@@ -7,6 +7,7 @@ import re
 import shutil
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -147,9 +148,53 @@ def test_a_warm_run_is_one_line(tmp_path):
     assert result.stdout.count('\n') == 1 and 'ready' in result.stdout, result.stdout
     # A rebuild of what changed shows its progress, without the first build's estimate.
     _set_colcon(venv, FAKE_BUILD)
+    _touch_later(script.parents[1] / 'package.xml')
     rebuilt = _bootstrap(script, env).stdout.splitlines()
     assert rebuilt[0].startswith('bootstrap: build: colcon build (rebuilding what changed; '
                                  'a changed msg, srv or action file rebuilds every interface')
+
+
+def _touch_later(path):
+    """Create or touch path, clearly after the last bootstrap (file times are coarse)."""
+    time.sleep(0.05)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.touch()
+
+
+COUNTING_BUILD = """#!/bin/sh
+echo run >> "$HOME/colcon-runs"
+echo '[100%] Built target x'
+"""
+
+
+def test_colcon_runs_again_only_once_a_file_it_builds_changed(tmp_path):
+    script, env, venv = _scratch_clone(tmp_path, COUNTING_BUILD)
+    clone = script.parents[1]
+    (clone / 'package.xml').write_text('<package/>\n')
+    (clone / '.work' / DISTRO / 'install' / 'mira_memory').mkdir(parents=True)
+    (clone / 'mira_memory' / '__pycache__').mkdir(parents=True)
+
+    def runs_after_a_bootstrap():
+        assert _bootstrap(script, env).returncode == 0
+        return (tmp_path / 'colcon-runs').read_text().count('run')
+
+    assert runs_after_a_bootstrap() == 1
+    # Nothing changed: tools/console and tools/node call it before every command.
+    assert runs_after_a_bootstrap() == 1
+    # What the build does not read.
+    for unbuilt in ('docs/page.md', 'test/test_x.py', 'tools/tool', 'bench/x.py',
+                    'mira_memory/__pycache__/x.pyc'):
+        _touch_later(clone / unbuilt)
+    assert runs_after_a_bootstrap() == 1
+    # A new module (a symlink install links file by file), then a changed file.
+    _touch_later(clone / 'mira_memory' / 'new_module.py')
+    assert runs_after_a_bootstrap() == 2
+    assert runs_after_a_bootstrap() == 2
+    _touch_later(clone / 'package.xml')
+    assert runs_after_a_bootstrap() == 3
+    # New requirements (the venv's stamp) build again too.
+    _touch_later(venv / 'mira-requirements.stamp')
+    assert runs_after_a_bootstrap() == 4
 
 
 def test_a_failed_build_shows_its_log_and_fails(tmp_path):
