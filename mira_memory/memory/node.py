@@ -166,15 +166,8 @@ class MemoryServing:
             self.get_logger().info('persistent memory is disabled; no database is opened')
 
     def _close_memory(self, because='the memory node stopped'):
-        """Stop a job in flight, stop listening and reporting, close the store and the file."""
-        # A backup, export or verify in flight ends early (its partial file
-        # is removed; its goal says canceled because) before the store
-        # closes and the file is given up.
-        self._copies.stop(because)
-        # Litestream lets go of the file before the store closes it.
-        if self._replication is not None:
-            self._replication.close()
-            self._replication = None
+        """Stop a job in flight, close the store and the file, stop listening and reporting."""
+        self.release_resources(because)
         if self.turn_gate is not None:
             self.destroy_subscription(self.turn_gate.subscription)
             self.turn_gate = None
@@ -184,6 +177,25 @@ class MemoryServing:
         if self._pending_expiry is not None:
             self.destroy_timer(self._pending_expiry)
             self._pending_expiry = None
+
+    def release_resources(self, because='the memory node stopped'):
+        """
+        Stop a job in flight, stop Litestream and close the store: all but ROS entities.
+
+        node_runner calls it once the spin has ended, before the middleware
+        destroys the node (which it bounds: ros/node_runner.py), and
+        _close_memory before it destroys the memory's ROS entities. No
+        callback runs meanwhile (one executor thread, stopped or inside
+        this transition), so closing the store first answers nothing wrong.
+        """
+        # A backup, export or verify in flight ends early (its partial file
+        # is removed; its goal says canceled because) before the store
+        # closes and the file is given up.
+        self._copies.stop(because)
+        # Litestream lets go of the file before the store closes it.
+        if self._replication is not None:
+            self._replication.close()
+            self._replication = None
         if self.service is not None:
             self.service.close()
             self.service = None

@@ -52,6 +52,7 @@ import os
 import signal
 import sys
 import threading
+import time
 import warnings
 
 from mira_memory.ros import type_support
@@ -63,6 +64,10 @@ UNSENT_REPLY_WARNING = 'failed to send response'
 # How long a node's cleanup after its spin may take (_shut_down). Above the
 # replication supervisor's stop (10 s, then SIGKILL) and a copy job's stop.
 SHUTDOWN_DEADLINE_SEC = 30.0
+# How long the middleware may take to destroy a node whose own resources
+# are released (_shut_down): far more than destroying a node takes, and
+# inside launch's escalation of a stop (SIGTERM after 5 s, SIGKILL 5 s later).
+MIDDLEWARE_RELEASE_SEC = 5.0
 
 
 class StartupError(RuntimeError):
@@ -224,6 +229,7 @@ def run(node_class, logger_name, args=None):
     interrupt_again = InterruptAgain()
     sys.unraisablehook = quiet_interrupts_in_finalizers(sys.unraisablehook, interrupt_again)
     node = wakeup = None
+    code = 1  # until the node has stopped as a node stops
     try:
         node = node_class()
         wakeup = _wake_on_stop_signals(interrupt_again, node)
@@ -233,19 +239,20 @@ def run(node_class, logger_name, args=None):
         # only its own young objects (docs/dev/bench-analysis.md).
         gc.freeze()
         _until_stopped(lambda: rclpy.spin(node))
+        code = 0
     except StartupError as error:
         rclpy.logging.get_logger(logger_name).error(str(error))
-        return 1
     except (KeyboardInterrupt, ExternalShutdownException):
-        pass
+        code = 0
     except Exception:
         # The interrupt raised inside rclpy's C++ and turned into another
         # error there (the module's docstring); without a stop signal, a bug.
         if not stop_signal_received():
             raise
+        code = 0
     finally:
-        _shut_down(rclpy, node, wakeup)
-    return 0
+        _shut_down(rclpy, node, wakeup, code)
+    return code
 
 
 def quiet_interrupts_in_finalizers(hook, interrupt_again=None):
@@ -307,16 +314,21 @@ def _wake_on_stop_signals(interrupt_again, node):
     return wakeup
 
 
-def _shut_down(rclpy, node, wakeup):
+def _shut_down(rclpy, node, wakeup, code):
     """
-    Destroy the node and shut rclpy down, in the main thread, within SHUTDOWN_DEADLINE_SEC.
+    Release the node's resources, destroy it and shut rclpy down, in the main thread.
 
-    The memory node closes its store first, then its ROS entities. Under
-    load, destroying an action server once waited for good inside the
-    middleware (rcl_action_server_fini, every DDS thread waiting too: about
-    1 in 500 managed nodes stopped at once). Past the deadline faulthandler
-    prints every thread's stack ("Timeout (0:00:30)!") and ends the process
-    with exit code 1: a stop that took too long is bounded and says where.
+    A node's own resources (the memory node's store, its Litestream and a
+    copy job: node.release_resources(), when it has one) are released
+    first, within SHUTDOWN_DEADLINE_SEC: past it faulthandler prints every
+    thread's stack ("Timeout (0:00:30)!") and the process exits 1. What is
+    left is the middleware's, and under load it has waited for good there
+    (rcl_action_server_fini, rcl_node_fini: every DDS thread waiting too;
+    about 1 node in 300 stopped at once under load; a deadlock of the kind
+    reported in eProsima/Fast-DDS#6193). Nothing of the node's is at stake any more,
+    so past MIDDLEWARE_RELEASE_SEC a warning says where it waited and the
+    process exits with code, the node's own; other participants may list
+    it until its DDS lease ends.
     """
     # A second Ctrl-C, or launch forwarding SIGINT to a process that already
     # got it from the terminal, must not interrupt the cleanup (the memory
@@ -324,14 +336,52 @@ def _shut_down(rclpy, node, wakeup):
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
     faulthandler.dump_traceback_later(SHUTDOWN_DEADLINE_SEC, exit=True)
+    watchdog = None
     try:
         if wakeup is not None:
             wakeup.close()
         if node is not None:
+            release = getattr(node, 'release_resources', None)
+            if release is not None:
+                release()
+            watchdog = _MiddlewareWatchdog(node.get_logger().name, code)
             node.destroy_node()
         rclpy.try_shutdown()
     finally:
+        if watchdog is not None:
+            watchdog.cancel()
         faulthandler.cancel_dump_traceback_later()
+
+
+class _MiddlewareWatchdog:
+    """Past MIDDLEWARE_RELEASE_SEC, say where the main thread waits and exit with code."""
+
+    def __init__(self, logger_name, code):
+        self._logger_name, self._code = logger_name, code
+        self._main = threading.get_ident()
+        self._timer = threading.Timer(MIDDLEWARE_RELEASE_SEC, self._give_up)
+        self._timer.daemon = True
+        self._timer.start()
+
+    def cancel(self):
+        self._timer.cancel()
+
+    def _give_up(self):
+        frame = sys._current_frames().get(self._main)
+        where = ('an unknown place' if frame is None else
+                 f'{frame.f_code.co_name} ({frame.f_code.co_filename}:{frame.f_lineno})')
+        # Straight to stderr: rclpy's logging publishes on /rosout, through
+        # the very middleware that waits.
+        message = (f'[WARN] [{time.time():.9f}] [{self._logger_name}]: the middleware did '
+                   f'not destroy the node within {MIDDLEWARE_RELEASE_SEC:g} s of its stop; '
+                   f'its own resources are released, so the process exits without waiting '
+                   f'(it waits in {where}; other nodes may list it until its DDS lease '
+                   f'ends)\n')
+        try:
+            os.write(sys.stderr.fileno(), message.encode('utf-8', 'backslashreplace'))
+        except (OSError, ValueError):
+            pass
+        _exit_after_cleanup(self._code)
 
 
 def run_once(node_class, logger_name, failures, what, args=None):
@@ -365,15 +415,16 @@ def run_once(node_class, logger_name, failures, what, args=None):
     interrupt_again = InterruptAgain()
     sys.unraisablehook = quiet_interrupts_in_finalizers(sys.unraisablehook, interrupt_again)
     node = wakeup = None
+    code = 1  # until the job is done
     executor = SingleThreadedExecutor()
     try:
         node = node_class()
         wakeup = _wake_on_stop_signals(interrupt_again, node)
         executor.add_node(node)
         _until_stopped(lambda: node.run(executor))
+        code = 0
     except (StartupError, *failures) as error:
         logger.error(str(error))
-        return 1
     except (KeyboardInterrupt, Exception) as error:
         # The interrupt may come out of rclpy's C++ as another error (the
         # module's docstring). Without a stop signal, anything but the stop
@@ -381,15 +432,16 @@ def run_once(node_class, logger_name, failures, what, args=None):
         stopped = isinstance(error, (KeyboardInterrupt, ExternalShutdownException))
         if not (stopped or stop_signal_received()):
             raise
-        if not getattr(node, 'completed', False):
+        if getattr(node, 'completed', False):
+            code = 0
+        else:
             logger.error(f'interrupted before the {what} was complete')
-            return 1
     finally:
         try:
             executor.shutdown()
         finally:
-            _shut_down(rclpy, node, wakeup)
-    return 0
+            _shut_down(rclpy, node, wakeup, code)
+    return code
 
 
 def log_unsent_replies(log):

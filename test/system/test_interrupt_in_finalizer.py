@@ -17,6 +17,8 @@ that is a clean stop too, and without one it stays a failure.
 """
 
 import os
+import pathlib
+import sqlite3
 import subprocess
 import sys
 import time
@@ -237,9 +239,9 @@ class ProbeNode(rclpy.node.Node):
         super().__init__('stuck_cleanup_probe')
         threading.Timer(0.5, os.kill, (os.getpid(), signal.SIGTERM)).start()
 
-    def destroy_node(self):
+    def release_resources(self):
         print('cleanup stuck', flush=True)
-        time.sleep(60)  # as the middleware once waited, inside its destroy
+        time.sleep(60)  # a store or a child process that does not let go
 
 
 def main():
@@ -253,4 +255,54 @@ def test_a_cleanup_that_does_not_end_is_cut_at_the_deadline_with_the_stacks(tmp_
     output = result.stdout + result.stderr
     assert result.returncode == 1 and time.monotonic() - started < 30, output
     assert 'cleanup stuck' in output and 'Timeout (0:00:01)!' in output, output
-    assert 'in destroy_node' in output, output
+    assert 'in release_resources' in output, output
+
+
+STUCK_MIDDLEWARE_PROBE = """
+import os
+import signal
+import threading
+import time
+
+from mira_memory.memory.node import MemoryNode
+from mira_memory.ros import node_runner
+import rclpy.node
+
+node_runner.MIDDLEWARE_RELEASE_SEC = 1.0
+
+
+def destroy_for_good(node):
+    time.sleep(60)  # as the middleware once waited, inside rcl_node_fini
+
+
+rclpy.node.Node.destroy_node = destroy_for_good
+
+
+class StartedMemoryNode(MemoryNode):
+    def __init__(self):
+        super().__init__()
+        threading.Timer(0.5, os.kill, (os.getpid(), signal.SIGTERM)).start()
+
+
+def main():
+    return node_runner.run(StartedMemoryNode, 'memory', [
+        '--ros-args', '-r', '__ns:=/NAMESPACE', '-p', 'enabled:=true',
+        '-p', 'database_path:=DATABASE'])
+"""
+
+
+def test_a_memory_node_whose_middleware_does_not_let_go_exits_0_with_its_store_closed(tmp_path):
+    database = tmp_path / 'memory.sqlite3'
+    source = (STUCK_MIDDLEWARE_PROBE.replace('NAMESPACE', f'stuck_middleware_{os.getpid()}')
+              .replace('DATABASE', str(database)))
+    started = time.monotonic()
+    result = run_probe(tmp_path, 'stuck_middleware_probe', source)
+    output = result.stdout + result.stderr
+    # Without the bound the cleanup deadline (30 s) cut it: exit 1 and the stacks.
+    assert result.returncode == 0 and time.monotonic() - started < 20, output
+    assert 'the middleware did not destroy the node within 1 s of its stop' in output, output
+    assert 'it waits in destroy_for_good' in output and 'Timeout' not in output, output
+    # The store was closed before: SQLite removes the -wal of its last connection.
+    assert database.exists() and not pathlib.Path(f'{database}-wal').exists(), output
+    with sqlite3.connect(database) as connection:
+        assert connection.execute('PRAGMA integrity_check').fetchone() == ('ok',)
