@@ -114,7 +114,8 @@ def test_license_line_then_purpose(path):
     assert purpose.strip() and purpose.strip() != '"""', f'{name}: the purpose line is empty'
 
 
-@pytest.mark.parametrize('path', sorted(ROOT.glob('tools/*')) + [ROOT / '.ci' / 'run'],
+@pytest.mark.parametrize('path', sorted(path for path in ROOT.glob('tools/*') if path.is_file())
+                         + [ROOT / '.ci' / 'run'],
                          ids=lambda path: str(path.relative_to(ROOT)))
 def test_shell_scripts_carry_the_license_line(path):
     lines = path.read_text().splitlines()
