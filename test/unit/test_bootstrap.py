@@ -172,7 +172,7 @@ def test_colcon_runs_again_only_once_a_file_it_builds_changed(tmp_path):
     clone = script.parents[1]
     (clone / 'package.xml').write_text('<package/>\n')
     (clone / '.work' / DISTRO / 'install' / 'mira_memory').mkdir(parents=True)
-    (clone / 'mira_memory' / '__pycache__').mkdir(parents=True)
+    (clone / 'mira_memory').mkdir()
 
     def runs_after_a_bootstrap():
         assert _bootstrap(script, env).returncode == 0
