@@ -199,6 +199,18 @@ def pytest_configure(config):
         'markers', 'ros: needs the built ROS 2 environment (real nodes over DDS)')
 
 
+@pytest.fixture(scope='session', autouse=True)
+def middleware_log(tmp_path_factory):
+    """
+    Route Fast DDS's own log to fastdds.log in the worker's temporary directory.
+
+    Set up before any test starts a process (helpers/middleware_log.py says
+    why); the path, or None when the environment names a profile of its own.
+    """
+    from helpers import middleware_log as routing
+    return routing.route_to(tmp_path_factory.getbasetemp())
+
+
 @pytest.fixture(scope='session')
 def ros():
     """Session-wide test client node in a private rclpy context."""

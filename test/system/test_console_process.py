@@ -2,10 +2,12 @@
 """The memory_console executable as a real process against a real memory node."""
 
 import itertools
+import os
 import re
 import subprocess
 
 from helpers.rosutil import executable
+from mira_memory.ros import launching
 import pytest
 
 pytestmark = pytest.mark.ros
@@ -119,3 +121,36 @@ def test_process_output_pipe_closed_early_is_a_quiet_exit(node, args):
     process.stdout.close()
     _, err = process.communicate(timeout=60)
     assert (process.returncode, err.decode()) == (141, '')
+
+
+def test_the_middlewares_own_log_goes_to_the_runs_file_not_to_the_output(middleware_log):
+    # A malformed ROS_DISCOVERY_SERVER makes Fast DDS log an error of its own
+    # when the console creates its participant, on Jazzy and Kilted alike;
+    # by default Fast DDS prints it on standard output.
+    if middleware_log is None:
+        pytest.skip('the environment names a Fast DDS profile of its own; the run keeps it')
+    environment = {**os.environ, 'ROS_DISCOVERY_SERVER': 'no;such:server'}
+    result = subprocess.run(
+        [executable('memory_console'), '--memory-node', '/nowhere', '--timeout', '1',
+         'memory', 'find', 'Ada'], capture_output=True, text=True, timeout=60,
+        env=environment)
+    assert result.returncode == 1
+    assert result.stdout == ''
+    assert result.stderr == 'error: no memory node answered at /nowhere within 1.0 s\n'
+    assert "Wrong domain name passed into the server's list" in middleware_log.read_text()
+
+
+def test_the_console_sends_the_middlewares_own_log_to_stderr():
+    # As a user runs it: no Fast DDS profile named, so the console names its
+    # own (config/dds/log_to_stderr.xml) and its standard output stays its answer.
+    environment = {name: value for name, value in os.environ.items()
+                   if name not in launching.DDS_PROFILE_VARIABLES}
+    environment['ROS_DISCOVERY_SERVER'] = 'no;such:server'
+    result = subprocess.run(
+        [executable('memory_console'), '--memory-node', '/nowhere', '--timeout', '1',
+         'memory', 'find', 'Ada'], capture_output=True, text=True, timeout=60,
+        env=environment)
+    assert result.returncode == 1
+    assert result.stdout == ''
+    assert "Wrong domain name passed into the server's list" in result.stderr
+    assert result.stderr.endswith('error: no memory node answered at /nowhere within 1.0 s\n')

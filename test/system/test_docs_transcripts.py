@@ -66,7 +66,6 @@ from helpers.rosutil import executable
 from helpers.schema_v1 import make_version_1_database
 from helpers.schema_v2 import make_version_2_database
 from helpers.schema_v3 import make_version_3_database
-from mira_memory.ros import launching
 import pytest
 
 pytestmark = pytest.mark.ros
@@ -96,16 +95,6 @@ def domain():
     return os.environ.get('ROS_DOMAIN_ID', '0')
 
 
-# A Fast DDS profiles file that drops the middleware's log (no consumer).
-FASTDDS_WITHOUT_LOG = """<?xml version="1.0" encoding="UTF-8" ?>
-<dds xmlns="http://www.eprosima.com">
-  <log>
-    <use_default>FALSE</use_default>
-  </log>
-</dds>
-"""
-
-
 def write_tools(work):
     """Write the work directory's tools/console, tools/demo and the shell prysk runs."""
     (work / 'tools').mkdir()
@@ -124,17 +113,9 @@ def write_tools(work):
     shell = work / 'shell'
     # The programs' bare names (memory_node, memory_restore, ...), as the pages use them.
     programs = pathlib.Path(executable('memory_console')).parent
-    # Fast DDS's own log stays out of the pages: a console once printed, before
-    # its right answer, "[TYPELOOKUP_SERVICE_REPLY_LISTENER Error] Error
-    # registering remote type" on Kilted (Fast DDS 3.2) and "[RTPS_TRANSPORT_SHM
-    # Error] Failed init_port fastrtps_port7005: open_and_lock_file failed" on
-    # Jazzy (Fast DDS 2.14). The pages show what this package's programs print.
-    # Each Fast DDS reads its own variable (launching.dds_profile_environment).
-    quiet = work.parent / 'fastdds-without-log.xml'
-    quiet.write_text(FASTDDS_WITHOUT_LOG)
-    [(variable, profile)] = launching.dds_profile_environment(str(quiet)).items()
+    # Fast DDS's own log goes to the run's file, not into the pages
+    # (helpers/middleware_log.py): the shell inherits the environment.
     shell.write_text(f'#!/bin/sh\nexport ROS_DOMAIN_ID={domain()} PATH={programs}:$PATH\n'
-                     f'export {variable}={profile}\n'
                      f'cd {work} && exec /bin/bash "$@"\n')
     for path in (console, demo, shell):
         path.chmod(0o755)
