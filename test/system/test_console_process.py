@@ -123,34 +123,39 @@ def test_process_output_pipe_closed_early_is_a_quiet_exit(node, args):
     assert (process.returncode, err.decode()) == (141, '')
 
 
-def test_the_middlewares_own_log_goes_to_the_runs_file_not_to_the_output(middleware_log):
-    # A malformed ROS_DISCOVERY_SERVER makes Fast DDS log an error of its own
-    # when the console creates its participant, on Jazzy and Kilted alike;
-    # by default Fast DDS prints it on standard output.
-    if middleware_log is None:
-        pytest.skip('the environment names a Fast DDS profile of its own; the run keeps it')
-    environment = {**os.environ, 'ROS_DISCOVERY_SERVER': 'no;such:server'}
+# Fast DDS's own log -------------------------------------------------------------------
+
+FAST_DDS_ERROR = "Wrong domain name passed into the server's list"
+NO_NODE = 'error: no memory node answered at /nowhere within 1.0 s\n'
+
+
+def console_making_fast_dds_log_an_error(environment):
+    """
+    Run one console command whose participant makes Fast DDS log an error of its own.
+
+    A malformed ROS_DISCOVERY_SERVER does that, on Jazzy and Kilted alike; by
+    default Fast DDS prints it on standard output.
+    """
     result = subprocess.run(
         [executable('memory_console'), '--memory-node', '/nowhere', '--timeout', '1',
          'memory', 'find', 'Ada'], capture_output=True, text=True, timeout=60,
-        env=environment)
-    assert result.returncode == 1
-    assert result.stdout == ''
-    assert result.stderr == 'error: no memory node answered at /nowhere within 1.0 s\n'
-    assert "Wrong domain name passed into the server's list" in middleware_log.read_text()
+        env={**environment, 'ROS_DISCOVERY_SERVER': 'no;such:server'})
+    assert (result.returncode, result.stdout) == (1, '')
+    return result.stderr
+
+
+def test_the_middlewares_own_log_goes_to_the_runs_file_not_to_the_output(middleware_log):
+    if middleware_log is None:
+        pytest.skip('the environment names a Fast DDS profile of its own; the run keeps it')
+    assert console_making_fast_dds_log_an_error(os.environ) == NO_NODE
+    assert FAST_DDS_ERROR in middleware_log.read_text()
 
 
 def test_the_console_sends_the_middlewares_own_log_to_stderr():
     # As a user runs it: no Fast DDS profile named, so the console names its
     # own (config/dds/log_to_stderr.xml) and its standard output stays its answer.
-    environment = {name: value for name, value in os.environ.items()
-                   if name not in launching.DDS_PROFILE_VARIABLES}
-    environment['ROS_DISCOVERY_SERVER'] = 'no;such:server'
-    result = subprocess.run(
-        [executable('memory_console'), '--memory-node', '/nowhere', '--timeout', '1',
-         'memory', 'find', 'Ada'], capture_output=True, text=True, timeout=60,
-        env=environment)
-    assert result.returncode == 1
-    assert result.stdout == ''
-    assert "Wrong domain name passed into the server's list" in result.stderr
-    assert result.stderr.endswith('error: no memory node answered at /nowhere within 1.0 s\n')
+    stderr = console_making_fast_dds_log_an_error(
+        {name: value for name, value in os.environ.items()
+         if name not in launching.DDS_PROFILE_VARIABLES})
+    assert FAST_DDS_ERROR in stderr
+    assert stderr.endswith(NO_NODE)
