@@ -202,13 +202,14 @@ def pytest_configure(config):
 @pytest.fixture(scope='session', autouse=True)
 def middleware_log(tmp_path_factory):
     """
-    Route Fast DDS's own log to fastdds.log in the worker's temporary directory.
+    Keep Fast DDS's own log out of the output of every process the run starts.
 
     Set up before any test starts a process (helpers/middleware_log.py says
-    why); the path, or None when the environment names a profile of its own.
+    why); the profile's path, or None when the environment names a profile
+    of its own.
     """
-    from helpers import middleware_log as routing
-    return routing.route_to(tmp_path_factory.getbasetemp())
+    from helpers import middleware_log as profiles
+    return profiles.leave_out_of_the_output(tmp_path_factory.getbasetemp())
 
 
 @pytest.fixture(scope='session')

@@ -144,11 +144,10 @@ def console_making_fast_dds_log_an_error(environment):
     return result.stderr
 
 
-def test_the_middlewares_own_log_goes_to_the_runs_file_not_to_the_output(middleware_log):
+def test_the_middlewares_own_log_stays_out_of_the_output_in_a_test_run(middleware_log):
     if middleware_log is None:
         pytest.skip('the environment names a Fast DDS profile of its own; the run keeps it')
     assert console_making_fast_dds_log_an_error(os.environ) == NO_NODE
-    assert FAST_DDS_ERROR in middleware_log.read_text()
 
 
 def test_the_console_sends_the_middlewares_own_log_to_stderr():
