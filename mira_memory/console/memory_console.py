@@ -33,7 +33,6 @@ from mira_memory.console.session import CallError, DEFAULT_COGNITION_NODE
 from mira_memory.console.session import DEFAULT_MEMORY_NODE, DEFAULT_TIMEOUT
 from mira_memory.console.session import parse_console_options, Session, Settings
 from mira_memory.console.visible import visible, visible_lines
-from mira_memory.ros import launching
 from rclpy.utilities import remove_ros_args
 
 # The names other modules and the tests take from here.
@@ -250,9 +249,6 @@ def _run(argv, stdin, stdout, stderr):
     except UsageError as error:
         print(visible(f'usage error: {error}'), file=stderr)
         return EXIT_USAGE
-    # Standard output carries the answers only; Fast DDS's own lines go to
-    # standard error.
-    launching.fast_dds_log_to_stderr()
     session = Session(ros_args, settings)
     try:
         if tokens:

@@ -232,23 +232,3 @@ def dds_profile_environment(profile, distro=None):
         return {}
     distro = os.environ.get('ROS_DISTRO', '') if distro is None else distro
     return {DDS_PROFILE_VARIABLES[0 if distro in FAST_DDS_2_DISTROS else 1]: profile}
-
-
-def fast_dds_log_to_stderr():
-    """
-    Give this process's Fast DDS config/dds/log_to_stderr.xml, unless a profile is named.
-
-    Fast DDS prints its own log on standard output by default. A program whose
-    standard output is its answer (memory_console) calls this before rclpy
-    creates its participant; a profile the environment names (the user's own)
-    is left alone, and so is a package not installed through ament.
-    """
-    if any(os.environ.get(name) for name in DDS_PROFILE_VARIABLES):
-        return
-    from ament_index_python.packages import get_package_share_directory, PackageNotFoundError
-    try:
-        share = get_package_share_directory('mira_memory')
-    except PackageNotFoundError:
-        return
-    os.environ.update(dds_profile_environment(
-        os.path.join(share, 'config', 'dds', 'log_to_stderr.xml')))

@@ -3,6 +3,7 @@
 
 import itertools
 import os
+import pathlib
 import re
 import subprocess
 
@@ -150,11 +151,15 @@ def test_the_middlewares_own_log_stays_out_of_the_output_in_a_test_run(middlewar
     assert console_making_fast_dds_log_an_error(os.environ) == NO_NODE
 
 
-def test_the_console_sends_the_middlewares_own_log_to_stderr():
-    # As a user runs it: no Fast DDS profile named, so the console names its
-    # own (config/dds/log_to_stderr.xml) and its standard output stays its answer.
+def test_the_shipped_log_profile_sends_the_middlewares_own_log_to_stderr():
+    # config/dds/log_to_stderr.xml, named as docs/console.md says: the
+    # console's standard output stays its answer.
+    from ament_index_python.packages import get_package_share_directory
+    profile = pathlib.Path(get_package_share_directory('mira_memory'), 'config', 'dds',
+                           'log_to_stderr.xml')
+    environment = {name: value for name, value in os.environ.items()
+                   if name not in launching.DDS_PROFILE_VARIABLES}
     stderr = console_making_fast_dds_log_an_error(
-        {name: value for name, value in os.environ.items()
-         if name not in launching.DDS_PROFILE_VARIABLES})
+        {**environment, **launching.dds_profile_environment(str(profile))})
     assert FAST_DDS_ERROR in stderr
     assert stderr.endswith(NO_NODE)
