@@ -113,8 +113,8 @@ def write_tools(work):
     shell = work / 'shell'
     # The programs' bare names (memory_node, memory_restore, ...), as the pages use them.
     programs = pathlib.Path(executable('memory_console')).parent
-    # Fast DDS's own log goes to the run's file, not into the pages
-    # (helpers/middleware_log.py): the shell inherits the environment.
+    # Fast DDS's own log stays out of the pages: the shell inherits the run's
+    # profile without a log consumer (helpers/middleware_log.py).
     shell.write_text(f'#!/bin/sh\nexport ROS_DOMAIN_ID={domain()} PATH={programs}:$PATH\n'
                      f'cd {work} && exec /bin/bash "$@"\n')
     for path in (console, demo, shell):
