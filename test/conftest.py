@@ -200,16 +200,16 @@ def pytest_configure(config):
 
 
 @pytest.fixture(scope='session', autouse=True)
-def middleware_log(tmp_path_factory):
+def middleware_profile(tmp_path_factory):
     """
-    Keep Fast DDS's own log out of the output of every process the run starts.
+    Give every process the run starts the tests' Fast DDS profile.
 
-    Set up before any test starts a process (helpers/middleware_log.py says
-    why); the profile's path, or None when the environment names a profile
-    of its own.
+    Set up before any test starts a process (helpers/middleware_profile.py
+    says what it sets, and why); the profile's path, or None when the
+    environment names a profile of its own.
     """
-    from helpers import middleware_log as profiles
-    return profiles.leave_out_of_the_output(tmp_path_factory.getbasetemp())
+    from helpers import middleware_profile as profiles
+    return profiles.use_for_every_process(tmp_path_factory.getbasetemp())
 
 
 @pytest.fixture(scope='session')

@@ -6,12 +6,15 @@ import os
 import pathlib
 import re
 import subprocess
+import xml.etree.ElementTree as ElementTree
 
 from helpers.rosutil import executable
 from mira_memory.ros import launching
 import pytest
 
 pytestmark = pytest.mark.ros
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 _names = itertools.count(1)
 
@@ -145,10 +148,47 @@ def console_making_fast_dds_log_an_error(environment):
     return result.stderr
 
 
-def test_the_middlewares_own_log_stays_out_of_the_output_in_a_test_run(middleware_log):
-    if middleware_log is None:
+def test_the_middlewares_own_log_stays_out_of_the_output_in_a_test_run(middleware_profile):
+    if middleware_profile is None:
         pytest.skip('the environment names a Fast DDS profile of its own; the run keeps it')
     assert console_making_fast_dds_log_an_error(os.environ) == NO_NODE
+
+
+def test_every_process_of_a_test_run_announces_itself_every_half_second(middleware_profile):
+    # What the processes read: the default participant profile of the file
+    # the environment names (helpers/middleware_profile.py says why).
+    if middleware_profile is None:
+        pytest.skip('the environment names a Fast DDS profile of its own; the run keeps it')
+    named = [os.environ[name] for name in launching.DDS_PROFILE_VARIABLES
+             if os.environ.get(name)]
+    assert named == [str(middleware_profile)]
+    space = {'dds': 'http://www.eprosima.com'}
+    defaults = ElementTree.parse(named[0]).getroot().findall(
+        "dds:profiles/dds:participant[@is_default_profile='true']", space)
+    assert len(defaults) == 1
+    period = defaults[0].find(
+        'dds:rtps/dds:builtin/dds:discovery_config/dds:leaseAnnouncement', space)
+    assert period is not None
+    assert (period.findtext('dds:sec', namespaces=space),
+            period.findtext('dds:nanosec', namespaces=space)) == ('0', '500000000')
+
+
+def xml_shape(element):
+    """Return element as nested (tag, attributes, text, children), whitespace aside."""
+    return (element.tag, dict(element.attrib), (element.text or '').strip(),
+            [xml_shape(child) for child in element])
+
+
+def test_the_documented_discovery_profile_is_what_every_test_process_reads(middleware_profile):
+    if middleware_profile is None:
+        pytest.skip('the environment names a Fast DDS profile of its own; the run keeps it')
+    page = (ROOT / 'docs' / 'operations.md').read_text(encoding='utf-8')
+    documented = re.search(r'### How long discovery takes\n.*?```xml\n(.*?)```', page,
+                           re.DOTALL).group(1)
+    tests = ElementTree.parse(middleware_profile).getroot()
+    # The tests' file adds only its log setting (no consumer).
+    tests.remove(tests.find('{http://www.eprosima.com}log'))
+    assert xml_shape(tests) == xml_shape(ElementTree.fromstring(documented))
 
 
 def test_the_shipped_log_profile_sends_the_middlewares_own_log_to_stderr():

@@ -114,7 +114,7 @@ def write_tools(work):
     # The programs' bare names (memory_node, memory_restore, ...), as the pages use them.
     programs = pathlib.Path(executable('memory_console')).parent
     # Fast DDS's own log stays out of the pages: the shell inherits the run's
-    # profile without a log consumer (helpers/middleware_log.py).
+    # profile, which has no log consumer (helpers/middleware_profile.py).
     shell.write_text(f'#!/bin/sh\nexport ROS_DOMAIN_ID={domain()} PATH={programs}:$PATH\n'
                      f'cd {work} && exec /bin/bash "$@"\n')
     for path in (console, demo, shell):
