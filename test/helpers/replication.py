@@ -150,7 +150,7 @@ def wait_for_hits(files, secrets):
     """Wait (up to the stated lag, twice) until every secret is found in files()."""
     deadline = time.monotonic() + 2 * STATED_LAG_SEC
     while {secret for _, secret in raw_hits(files(), secrets)} != set(secrets):
-        assert time.monotonic() < deadline, ('the canary never reached the replica',
+        assert time.monotonic() < deadline, ('never reached the replica', secrets,
                                              raw_hits(files(), secrets))
         time.sleep(0.2)
 

@@ -46,7 +46,7 @@ from helpers.lifecycle_cli import prepare, set_state
 from helpers.replication import (
     CANARY, check_restored, forget_everywhere, in_sync, litestream_pid, lose_and_restore,
     ok_and_in_sync, raw_hits, replica_files, ReplicatedWorkload, restore, STATED_LAG_SEC,
-    wait_until_forgotten)
+    wait_for_hits, wait_until_forgotten)
 from mira_memory.core.replication.supervisor import meta_directory
 import pytest
 
@@ -148,12 +148,24 @@ def test_forget_owed_to_an_unreachable_replica_is_wiped_at_the_next_start(
         'after the next start'])
 
 
+def replicated(replica, remembers):
+    """
+    Wait until remembers are in the replica's files.
+
+    "in sync" on /diagnostics compares with the database position Litestream
+    last saw, which may predate the writes; each remember's value has a
+    made-up word of its own (durability.WORDS, six of them).
+    """
+    wait_for_hits(lambda: replica_files(replica),
+                  [event.detail['texts'][0].split()[0] for event in remembers])
+
+
 def test_restore_to_a_timestamp_between_two_writes(workloads, tmp_path):
     replica = tmp_path / 'replica'
     workload = workloads('robot', replica_url=replica.as_uri())
     workload.start_with_subjects()
     earlier = [durability.done(workload.remember()) for _ in range(3)]
-    workload.status(in_sync)
+    replicated(replica, earlier)
     # Litestream resolves --timestamp by its files' times, to the second: a
     # clear second either side of the point.
     time.sleep(1.5)
@@ -161,7 +173,7 @@ def test_restore_to_a_timestamp_between_two_writes(workloads, tmp_path):
     point = datetime.datetime.now(datetime.timezone.utc).replace(microsecond=0)
     time.sleep(1.5)
     later = [durability.done(workload.remember()) for _ in range(3)]
-    workload.status(in_sync)
+    replicated(replica, later)
     workload.stop()
 
     timestamp = point.isoformat().replace('+00:00', 'Z')
