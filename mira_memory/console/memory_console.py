@@ -33,6 +33,7 @@ from mira_memory.console.session import CallError, DEFAULT_COGNITION_NODE
 from mira_memory.console.session import DEFAULT_MEMORY_NODE, DEFAULT_TIMEOUT
 from mira_memory.console.session import parse_console_options, Session, Settings
 from mira_memory.console.visible import visible, visible_lines
+from mira_memory.ros import node_runner
 from rclpy.utilities import remove_ros_args
 
 # The names other modules and the tests take from here.
@@ -206,14 +207,30 @@ def _without_ros_args(ros_args):
         raise UsageError(f'bad --ros-args: {error}') from None
 
 
-def main(argv=None, *, stdin=None, stdout=None, stderr=None):
-    """Run one command from argv, or an interactive session; return the exit code."""
+def program():
+    """
+    Run the memory_console executable (scripts/memory_console): main(), its end bounded.
+
+    Once the answer is out, the middleware gets node_runner's
+    MIDDLEWARE_RELEASE_SEC to let the console's node go; past that the
+    process exits with the command's code without waiting (Session.close).
+    """
+    return main(release_sec=node_runner.MIDDLEWARE_RELEASE_SEC)
+
+
+def main(argv=None, *, stdin=None, stdout=None, stderr=None, release_sec=None):
+    """
+    Run one command from argv, or an interactive session; return the exit code.
+
+    release_sec bounds the middleware's release of the console's node at
+    the end (program(); None: no bound, as in a test's own process).
+    """
     stdin = stdin or sys.stdin
     stdout = stdout or sys.stdout
     stderr = stderr or sys.stderr
     argv = sys.argv[1:] if argv is None else list(argv)
     try:
-        code = _run(argv, stdin, stdout, stderr)
+        code = _run(argv, stdin, stdout, stderr, release_sec)
         # Written out here, so that a reader gone away is noticed here too.
         stdout.flush()
         stderr.flush()
@@ -236,7 +253,7 @@ def _discard_closed_output(*streams):
             os.close(devnull)
 
 
-def _run(argv, stdin, stdout, stderr):
+def _run(argv, stdin, stdout, stderr, release_sec):
     ros_args = ['memory_console', *argv]
     try:
         settings, tokens = parse_console_options(_without_ros_args(ros_args))
@@ -250,12 +267,25 @@ def _run(argv, stdin, stdout, stderr):
         print(visible(f'usage error: {error}'), file=stderr)
         return EXIT_USAGE
     session = Session(ros_args, settings)
+    code = EXIT_FAILED  # an unexpected error's, should the release not end
     try:
         if tokens:
-            return run_command(session, tokens, stdout, stderr)
-        return interactive(session, stdin, stdout, stderr)
+            code = run_command(session, tokens, stdout, stderr)
+        else:
+            code = interactive(session, stdin, stdout, stderr)
     except KeyboardInterrupt:
         print('interrupted', file=stderr)
-        return EXIT_INTERRUPTED
+        code = EXIT_INTERRUPTED
     finally:
-        session.close()
+        # The answer is out before the middleware lets the node go.
+        _flush(stdout, stderr)
+        session.close(code, release_sec)
+    return code
+
+
+def _flush(*streams):
+    for stream in streams:
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass  # a reader gone away: main() says so once the session is closed

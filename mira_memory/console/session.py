@@ -9,8 +9,10 @@ goals go through the same session (console/jobs.py).
 """
 
 from dataclasses import dataclass
+import faulthandler
 import math
 import os
+import threading
 import time
 
 from mira_memory.client import MemoryClient, NoReply
@@ -18,6 +20,7 @@ from mira_memory.client import names
 from mira_memory.console import review_lines
 from mira_memory.console.commands import MEMORY, quoted, UsageError
 from mira_memory.ros import clients
+from mira_memory.ros import node_runner
 from mira_memory.srv import WorkingMemoryShow
 import rclpy
 from rclpy.context import Context
@@ -131,12 +134,34 @@ class Session:
         """Return the action client of job once the memory node can answer a goal on it."""
         return self.memory.goal_client(job, deadline, SETTLE_ATTEMPT_SEC)
 
-    def close(self):
-        """Destroy the node and shut the private context down."""
-        self.memory.destroy()
-        self.executor.shutdown()
-        self.node.destroy_node()
-        rclpy.try_shutdown(context=self.context)
+    def close(self, code=0, release_sec=None):
+        """
+        Destroy the node and shut the private context down.
+
+        With release_sec (the executable), the middleware gets that long;
+        past it the process exits with code without waiting. Under load Fast
+        DDS has waited for good in destroying a console's node, after the
+        answer was printed (rcl_node_fini; the nodes' stop is bounded the
+        same way: ros/node_runner.py). Peers may then list the console until
+        its DDS lease ends. A wait that holds Python's GIL leaves no thread
+        of Python to run: then faulthandler's own thread, at twice the
+        bound, prints every thread's stack and exits 1.
+        """
+        watchdog = None
+        if release_sec is not None:
+            watchdog = threading.Timer(release_sec, node_runner.exit_after_cleanup, (code,))
+            watchdog.daemon = True
+            watchdog.start()
+            faulthandler.dump_traceback_later(2 * release_sec, exit=True)
+        try:
+            self.memory.destroy()
+            self.executor.shutdown()
+            self.node.destroy_node()
+            rclpy.try_shutdown(context=self.context)
+        finally:
+            if watchdog is not None:
+                watchdog.cancel()
+                faulthandler.cancel_dump_traceback_later()
 
 
 @dataclass

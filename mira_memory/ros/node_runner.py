@@ -74,15 +74,15 @@ class StartupError(RuntimeError):
     """The node cannot serve (bad parameters, unusable database, bad scenario)."""
 
 
-def start(module_name, interrupted_exit_code=0):
+def start(module_name, interrupted_exit_code=0, entry='main'):
     """
-    Entry point of an installed executable: import module_name, run its main() and exit.
+    Entry point of an installed executable: import module_name, run its entry() and exit.
 
     SIGINT raises KeyboardInterrupt from here on, even when the parent
     ignored it. A SIGINT while the modules load ends the process quietly
     with interrupted_exit_code: nothing has started that needs stopping.
-    Once main() returns, the process exits with its code at once
-    (_exit_after_cleanup).
+    Once entry() returns, the process exits with its code at once
+    (exit_after_cleanup).
     """
     # A crash (SIGSEGV, SIGABRT, ...) in rclpy's or DDS's C++ leaves every
     # thread's Python stack in the log; SIGUSR1 prints them on demand.
@@ -97,15 +97,16 @@ def start(module_name, interrupted_exit_code=0):
         module = importlib.import_module(module_name)
     except KeyboardInterrupt:
         return interrupted_exit_code
-    _exit_after_cleanup(module.main())
+    exit_after_cleanup(getattr(module, entry)())
 
 
-def _exit_after_cleanup(code):
+def exit_after_cleanup(code):
     """
     End the process with code, without the interpreter's teardown.
 
-    main() has destroyed its node, closed its store and shut rclpy down
-    (logging included). What the interpreter's teardown would still run is
+    The program has destroyed its node (or given up waiting for the
+    middleware to), closed its store and shut rclpy down (logging
+    included). What the interpreter's teardown would still run is
     the middleware's own: the release of DDS objects and C++ static
     destructors. Under load that spun for good in about 1 of 500 managed
     nodes stopped at once (main thread running, SIGINT and SIGTERM already
@@ -381,7 +382,7 @@ class _MiddlewareWatchdog:
             os.write(sys.stderr.fileno(), message.encode('utf-8', 'backslashreplace'))
         except (OSError, ValueError):
             pass
-        _exit_after_cleanup(self._code)
+        exit_after_cleanup(self._code)
 
 
 def run_once(node_class, logger_name, failures, what, args=None):

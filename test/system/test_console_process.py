@@ -6,6 +6,8 @@ import os
 import pathlib
 import re
 import subprocess
+import sys
+import time
 import xml.etree.ElementTree as ElementTree
 
 from helpers.rosutil import executable
@@ -128,6 +130,63 @@ def test_process_output_pipe_closed_early_is_a_quiet_exit(node, args):
 
 
 # Fast DDS's own log -------------------------------------------------------------------
+
+STUCK_MIDDLEWARE_PROBE = """
+import time
+
+from mira_memory.console import memory_console
+from mira_memory.ros import node_runner
+import rclpy.node
+
+node_runner.MIDDLEWARE_RELEASE_SEC = 1.0
+
+
+def destroy_for_good(node):
+    # As Fast DDS once waited, inside rcl_node_fini, after the answer: in
+    # Python (GIL free) or in C holding the GIL (ctypes.PyDLL keeps it).
+    if HOLD_GIL:
+        ctypes.PyDLL(None).sleep(60)
+    time.sleep(60)
+
+
+rclpy.node.Node.destroy_node = destroy_for_good
+program = memory_console.program
+"""
+
+
+def run_stuck_console(tmp_path, hold_gil, *args):
+    """Run the console executable's way in (node_runner.start, entry program), its end stuck."""
+    source = 'import ctypes\nHOLD_GIL = ' + repr(hold_gil) + '\n' + STUCK_MIDDLEWARE_PROBE
+    (tmp_path / 'stuck_middleware_probe.py').write_text(source, encoding='utf-8')
+    start = ('from mira_memory.ros import node_runner\n'
+             'node_runner.start("stuck_middleware_probe", entry="program")\n')
+    environment = {**os.environ, 'PYTHONPATH': os.pathsep.join(
+        filter(None, (str(tmp_path), os.environ.get('PYTHONPATH'))))}
+    started = time.monotonic()
+    # Without the bound: 60 s in destroy_for_good, past this test's 30 s.
+    result = subprocess.run([sys.executable, '-c', start, *args], cwd=tmp_path, env=environment,
+                            capture_output=True, text=True, timeout=30)
+    return result, time.monotonic() - started
+
+
+def test_a_console_the_middleware_does_not_let_go_exits_with_its_answer_and_code(node, tmp_path):
+    result, took = run_stuck_console(tmp_path, False, '--memory-node', node.prefix,
+                                     'memory', 'show', 'MEM999999')
+    assert took < 20
+    assert (result.returncode, result.stdout) == (1, '')
+    assert result.stderr == 'error: not_found: memory MEM999999 not found\n'
+
+
+def test_a_console_stuck_holding_the_gil_prints_its_answer_then_the_stacks_and_exits_1(
+        node, tmp_path):
+    result, took = run_stuck_console(tmp_path, True, '--memory-node', node.prefix,
+                                     'memory', 'persistent')
+    # The command's own code is 0; faulthandler's exit is 1.
+    assert took < 20
+    assert result.returncode == 1
+    assert result.stdout.startswith('persistent memory is enabled\n'), result.stdout
+    assert 'Timeout (0:00:02)!' in result.stderr and 'in destroy_for_good' in result.stderr
+
 
 FAST_DDS_ERROR = "Wrong domain name passed into the server's list"
 NO_NODE = 'error: no memory node answered at /nowhere within 1.0 s\n'
