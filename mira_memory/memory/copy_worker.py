@@ -67,15 +67,29 @@ class CopyWorker:
         if self._job is not None:
             raise RuntimeError('a long job is already running')  # callers check busy first
         job = _Job(name, goal_id, meter, work, args, kwargs, self._finished)
-        self._job = job
+        self._job = job  # before the thread starts: its may_publish() asks for it
         try:
             job.thread.start()
+        except Exception:
+            self._job = None  # it never ran (no thread to be had)
+            raise
+        try:
             await job.done
-        finally:
-            # done completes only after the thread stored its outcome; the
-            # join is immediate then (or after stop() when shutting down).
-            job.thread.join()
-            self._job = None
+        except BaseException:
+            # Not the job's end: rclpy steps a waiting coroutine on every
+            # wake of the executor, so a stop signal's KeyboardInterrupt
+            # (ros/node_runner.py) can be raised right here. The job is asked
+            # to stop and stays the running one: stop() (the node's
+            # release_resources) waits for it. Waiting here would block the
+            # executor on a job nobody had asked to stop, with the stop
+            # signal spent: the node then ignored it.
+            job.abandoned = True
+            job.request_stop()
+            raise
+        # done completes only after the thread stored its outcome, or in
+        # stop() after the join: the join is immediate.
+        job.thread.join()
+        self._job = None
         return job.outcome()
 
     def cancel(self, goal_id):
@@ -119,8 +133,11 @@ class CopyWorker:
 
     def _complete_on_executor(self):
         job = self._job
-        if job is not None and job.ended.is_set() and not job.done.done():
-            job.done.set_result(None)
+        if job is not None and job.ended.is_set():
+            if job.abandoned:
+                self._job = None  # nobody awaits it any more (run())
+            elif not job.done.done():
+                job.done.set_result(None)
 
 
 class _Job:
@@ -137,6 +154,8 @@ class _Job:
         self._committed = False
         self._result = self._error = None
         self._finished = finished
+        # True once the coroutine that awaited done has ended without it (run()).
+        self.abandoned = False
         self.thread = threading.Thread(
             target=self._run, args=(work, args, kwargs), name=f'memory-{name}')
 

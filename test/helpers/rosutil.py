@@ -89,11 +89,22 @@ class NodeProcess(processes.Process):
         return code
 
     def stop(self, sig=signal.SIGINT, timeout=20.0):
-        """Send sig, wait for the exit and return its code; fail if sig did not stop it."""
-        code = super().stop(first=sig, timeout=timeout)
-        if self.stopped_by not in (None, sig):
-            raise AssertionError(self.describe(f'ignored {sig!r}'))
-        return code
+        """
+        Send sig, wait for the exit and return its code; fail if sig did not stop it.
+
+        A process that ignored sig is asked for its threads' stacks
+        (SIGUSR1: node_runner.start's faulthandler) before it is stopped
+        harder, so that the failure shows where it waited.
+        """
+        if self.process.poll() is None:
+            self.stopped_by = sig
+            self.process.send_signal(sig)
+            if super().wait(timeout) is None:
+                self.process.send_signal(signal.SIGUSR1)
+                time.sleep(1.0)
+                super().stop(first=signal.SIGTERM, timeout=timeout)
+                raise AssertionError(self.describe(f'ignored {sig!r}'))
+        return self.process.returncode
 
 
 class RosClient:

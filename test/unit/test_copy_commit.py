@@ -9,6 +9,9 @@ server on top (accept or refuse, CANCELED or SUCCEEDED) is tested through a
 real node in test/system/test_admin_actions.py.
 """
 
+import threading
+import time
+
 import pytest
 
 pytestmark = pytest.mark.ros
@@ -102,3 +105,50 @@ def test_a_cancel_of_another_goal_or_of_no_job_is_refused(worker):
         return 'summary'
 
     assert _run(worker, 'verify', work) == 'summary'
+
+
+def test_an_interrupt_while_the_job_runs_leaves_it_to_stop_and_blocks_nothing(worker):
+    """
+    A stop signal's KeyboardInterrupt raised in the coroutine that awaits a running job.
+
+    rclpy steps the waiting coroutine on every wake of the executor, so the
+    interrupt lands there. The coroutine must end at once, with the job asked
+    to stop and still the running one, for stop() to wait for it: waiting for
+    the job in the coroutine blocked the executor and the node ignored the
+    signal. The job here ends only when asked to, or after 10 s on its own.
+    """
+    from mira_memory.core.archive import copies
+    from mira_memory.core.archive.progress import Meter
+    running = threading.Event()
+
+    def work(should_stop, progress):
+        running.set()
+        deadline = time.monotonic() + 10.0
+        while time.monotonic() < deadline:
+            if should_stop():
+                raise copies.CopyStoppedError('stopped')
+            time.sleep(0.01)
+        return 'finished on its own'
+
+    coroutine = worker.run('verify', 'goal-1', Meter(), work)
+    coroutine.send(None)  # the job's thread starts; run awaits its future
+    assert running.wait(10)
+    with pytest.raises(KeyboardInterrupt):
+        coroutine.throw(KeyboardInterrupt)
+    job = worker.running
+    assert job is not None and job.stop.is_set()
+    worker.stop('the memory node stopped')
+    with pytest.raises(copies.CopyStoppedError):
+        job.outcome()
+
+
+def test_a_job_left_by_its_coroutine_frees_the_worker_when_it_ends(worker):
+    from mira_memory.core.archive.progress import Meter
+    coroutine = worker.run('verify', 'goal-1', Meter(), lambda should_stop, progress: 'done')
+    coroutine.send(None)
+    with pytest.raises(KeyboardInterrupt):
+        coroutine.throw(KeyboardInterrupt)
+    assert worker.busy
+    worker.running.thread.join(10)
+    worker._complete_on_executor()  # the guard condition's callback
+    assert not worker.busy
