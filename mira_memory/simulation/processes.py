@@ -61,11 +61,28 @@ def stop_still_running(timeout=STOP_TIMEOUT_S):
     return left
 
 
-# Looked up once here: the child, between fork and exec, only calls it.
-_prctl = ctypes.CDLL(None).prctl if sys.platform.startswith('linux') else None
+# Looked up once here: the child, between fork and exec, only calls them.
+_libc = ctypes.CDLL(None)
+_prctl = _libc.prctl if sys.platform.startswith('linux') else None
 
 
-def _die_with_parent():
+def _sigint_at_default():
+    """
+    Give the child SIGINT at its default action, whatever this process does with it.
+
+    ros2 launch catches SIGINT, and exec resets a caught signal to its
+    default in the child: a launched node gets SIGINT from its first
+    instruction. A background job of a shell (a CI script run with `&`,
+    tools/chat) inherits SIGINT ignored instead, and so would every process
+    started here: a SIGINT that came before the child installed its own
+    handler was lost, and its stop waited STOP_TIMEOUT_S for SIGTERM.
+    libc's signal(), not Python's: this runs between fork and exec.
+    """
+    _libc.signal(int(signal.SIGINT), 0)  # SIG_DFL
+
+
+def _tied_to_parent():
+    _sigint_at_default()
     if _prctl is not None:
         _prctl(_PR_SET_PDEATHSIG, int(signal.SIGTERM), 0, 0, 0)
 
@@ -98,7 +115,7 @@ class Process:
                 self.command, stdin=stdin, stdout=log if stdout is None else stdout,
                 stderr=subprocess.STDOUT if stdout is None else log, env=env, cwd=cwd,
                 text=True, start_new_session=True,
-                preexec_fn=_die_with_parent if self.die_with_parent else None)
+                preexec_fn=_tied_to_parent if self.die_with_parent else _sigint_at_default)
         _started.append(self)
 
     def __enter__(self):

@@ -169,5 +169,40 @@ def test_a_process_still_running_is_listed_until_stopped(tmp_path):
     from mira_memory.simulation import processes
     process = child(tmp_path)
     assert process in processes.still_running()
+    # Its SIGINT handler set: a SIGINT before that can be lost (a parent that
+    # ignores SIGINT, as a test worker can, passes that on), and the stop
+    # then waits its whole timeout for SIGTERM.
+    process.wait_ready('ready', timeout=60)
     assert process in processes.stop_still_running()
     assert process.poll() is not None and process not in processes.still_running()
+
+
+# Prints what the child's Python found SIGINT set to at its start.
+SIGINT_AT_START = ("import signal; "
+                   "print(signal.getsignal(signal.SIGINT) is signal.default_int_handler)")
+
+
+@pytest.mark.parametrize('tied', [False, True], ids=['untied', 'tied'])
+def test_a_child_gets_sigint_at_its_default_where_the_starter_ignores_it(
+        tmp_path, monkeypatch, tied):
+    # As a node under ros2 launch, not as a background job of a shell: a stop
+    # right after the start is not lost (the stop would wait 15 s for SIGTERM).
+    monkeypatch.setattr(Process, 'die_with_parent', tied)
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        process = Process([sys.executable, '-c', SIGINT_AT_START], tmp_path / 'child.log')
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    assert process.wait(timeout=60) == 0
+    assert process.output() == 'True\n'
+
+
+def test_a_stop_right_after_the_start_is_not_lost_where_the_starter_ignores_sigint(tmp_path):
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        process = child(tmp_path)
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    # Sent before the child can have set its own handler.
+    assert process.stop(timeout=10) in (0, 1, -signal.SIGINT)
+    assert process.stopped_by == signal.SIGINT
