@@ -79,6 +79,8 @@ FOREIGN_VERBS = (('aime', "n'aime pas"), ('mag', 'mag nie'), ('bebe', 'no bebe')
                  ('aime', 'ne boit jamais'), ('trinkt', 'trinkt keinen'),
                  ('toma', 'nunca toma'), ('beve', 'non beve mai'), ('gosta de', 'nem gosta de'),
                  ('eet', 'eet geen'))
+# Their languages, in the same order: a plain tail goes in the clause's own language.
+FOREIGN_VERB_LANGUAGES = ('fr', 'de', 'es', 'it', 'pt', 'nl', 'fr', 'de', 'es', 'it', 'pt', 'nl')
 FOREIGN_HEDGES = ('Vielleicht ', 'Peut-être que ', 'Forse ', 'Quizás ', 'Misschien ', 'Talvez ',
                   'Angeblich ', 'Apparemment ', 'Probabilmente ', 'Según Bob Stone, ')
 # The rarely-neutral classes, in all seven languages: a frame, a mention, a
@@ -127,6 +129,10 @@ PLAIN_LEADS = ('You should know that ', 'Note that ', 'printer jammed again \U00
 PLAIN_TAILS = (', from Cork I think.', ', de Namur je crois.', ', aus Linz glaube ich.',
                ', de Valparaíso creo.', ', di Nuoro credo.', ', de Ponta Delgada acho eu.',
                ', uit Sneek denk ik.')
+# An English clause takes the tail of any language; a clause in another
+# language takes its own: "X non beve green tea, de Valparaíso creo" is no
+# one language's sentence (Galician has "non", "de" and "creo"), refused as such.
+PLAIN_TAIL_OF = dict(zip(('en', 'fr', 'de', 'es', 'it', 'pt', 'nl'), PLAIN_TAILS))
 PREDICATES = {False: ('likes', 'enjoys', 'prefers', 'favours'),
               True: ('does_not_like', 'never_likes', 'not_keen_on')}
 SPACES = (' ', '  ', '\u3000', '\u00a0')
@@ -231,8 +237,11 @@ def requests(draw):
     verb = verbs[0]
     if negated:
         verb = verbs[1] if form != 'plain' else draw(NEGATED_DRAWS[verbs[0]])
+    language = 'en'
     if said != 'you' and draw(FOREIGN_DRAWS):
-        verb = draw(FOREIGN_VERB_DRAWS)[1 if negated else 0]
+        pair = draw(FOREIGN_VERB_DRAWS)
+        verb = pair[1 if negated else 0]
+        language = FOREIGN_VERB_LANGUAGES[FOREIGN_VERBS.index(pair)]
     cut = draw(CUT_DRAWS)
     said_value = value + (' cakes' if cut == 'complement' else '')
     other_value = VALUES[(VALUES.index(value) + draw(OTHER_VALUE_OFFSETS)) % len(VALUES)]
@@ -241,6 +250,8 @@ def requests(draw):
         said_value = f'{said_value} {contrast} {other_value}'
     clause = f'{subject_phrase} {verb} {said_value}'
     tail = draw(TAIL_DRAWS)
+    if tail in PLAIN_TAILS and language != 'en':
+        tail = PLAIN_TAIL_OF[language]
     grounded &= tail in GOOD_TAILS + PLAIN_TAILS or (lead in REQUEST_LEADS and tail == '?')
     utterance = lead + clause + tail
 

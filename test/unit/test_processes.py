@@ -178,8 +178,8 @@ def test_a_process_still_running_is_listed_until_stopped(tmp_path):
 
 
 # Prints what the child's Python found SIGINT set to at its start.
-SIGINT_AT_START = ("import signal; "
-                   "print(signal.getsignal(signal.SIGINT) is signal.default_int_handler)")
+SIGINT_AT_START = ('import signal; '
+                   'print(signal.getsignal(signal.SIGINT) is signal.default_int_handler)')
 
 
 @pytest.mark.parametrize('tied', [False, True], ids=['untied', 'tied'])
