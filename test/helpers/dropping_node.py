@@ -10,6 +10,7 @@ Used by the helper scripts drop_first_server.py and drop_first_reply_proxy.py,
 which import it from their own directory.
 """
 
+from mira_memory.ros import node_runner
 import rclpy
 from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.executors import ExternalShutdownException
@@ -20,7 +21,10 @@ class DroppingNode:
     """One rclpy node NAMESPACE/NAME; call serve() for each service, then spin()."""
 
     def __init__(self, name, namespace):
-        rclpy.init()
+        # Stop signals as the package's nodes take them (ros/node_runner.py):
+        # with rclpy's own handlers a Kilted server once waited for good
+        # after SIGTERM, and its test for the harness's 20 s.
+        node_runner.init_ros()
         self.node = rclpy.create_node(name, namespace=namespace)
         # Reentrant: a request left waiting forever must not block the next ones.
         self.group = ReentrantCallbackGroup()
@@ -70,11 +74,19 @@ class DroppingNode:
         self.node.destroy_timer(timer)
 
     def spin(self):
-        """Print "ready", serve until interrupted, then shut rclpy down."""
+        """Print "ready", serve until SIGINT or SIGTERM, release the node and exit 0."""
         print('ready', flush=True)
+        # A signal also wakes the wait inside rcl, as in the package's nodes.
+        interrupt = node_runner.InterruptAgain()
+        interrupt.attach(self.node)
+        node_runner.StopSignalWakeup(interrupt)
         try:
             rclpy.spin(self.node)
         except (KeyboardInterrupt, ExternalShutdownException):
             pass
-        finally:
-            rclpy.try_shutdown()
+        # The middleware's own release, as the nodes do it: a process that
+        # exits without it leaves shared-memory ports that the next process
+        # on them may not hear through (docs/operations.md).
+        self.node.destroy_node()
+        rclpy.try_shutdown()
+        node_runner.exit_after_cleanup(0)

@@ -49,9 +49,8 @@ class DropFirstServer(processes.Process):
                    if line.startswith(f'received {service} '))
 
     def stop(self):
-        # This stand-in server's own shutdown is not under test: SIGTERM, as
-        # always, and the harness ends it for good if that is not enough
-        # (once in CI it did not end within 20 s of SIGTERM).
+        # This stand-in server's own shutdown is not under test: SIGTERM, on
+        # which it exits at once (dropping_node.py).
         return super().stop(first=signal.SIGTERM, timeout=20)
 
 
