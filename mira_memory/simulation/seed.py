@@ -19,11 +19,15 @@ The seed starts together with the memory node, so its first call waits for
 that node to come up, which on a loaded machine takes far longer than one
 call (MEMORY_NODE_START_SEC). Its reads are sent again until a reply comes:
 a reply is dropped while the node has not yet discovered the seed's reply
-reader. Writes are sent once, each within call_timeout_sec.
+reader. A write is never sent again blind: when its reply does not come
+within call_timeout_sec (the node's reply can be lost in the same way, even
+after it has answered the seed's reads), the seed reads whether it was done
+and sends it again only if it was not.
 """
 
 import sys
 import time
+import types
 
 from mira_memory.client import MemoryClient
 from mira_memory.client import names
@@ -40,6 +44,12 @@ from rclpy.node import Node
 MEMORY_NODE_START_SEC = 60.0
 # A read without a reply by then is sent again (clients.call resends once inside).
 READ_ATTEMPT_SEC = 2.0
+# How many times a write whose reply was lost, and which was not done, is sent.
+WRITE_ATTEMPTS = 3
+
+
+class ReplyLost(RuntimeError):
+    """A write got no reply by its deadline: whether it was done is unknown."""
 
 
 class SeedFailed(RuntimeError):
@@ -85,17 +95,54 @@ class Seed(Node):
                 self.get_logger().info(
                     f'seed: {entity.name!r} already exists as {record.id}; not created')
             else:
-                record = self._call(names.ADMIN_ENTITY_ADD, entity_type=entity.entity_type,
-                                    canonical_name=entity.name).entity
+                record = self._write(
+                    names.ADMIN_ENTITY_ADD, lambda: self._entity_named(entity),
+                    entity_type=entity.entity_type, canonical_name=entity.name).entity
                 self.get_logger().info(
                     f'seed: created {record.id} {entity.entity_type} {entity.name!r}')
             for alias in entity.aliases:
-                found = self._call(names.ADMIN_ENTITY_FIND, name=alias)
-                if any(match.id == record.id for match in found.entities):
+                if self._has_alias(record, alias):
                     continue
-                self._call(names.ADMIN_ALIAS_ADD, entity_id=record.id, alias=alias)
+                self._write(names.ADMIN_ALIAS_ADD,
+                            lambda: record if self._has_alias(record, alias) else None,
+                            entity_id=record.id, alias=alias)
                 self.get_logger().info(f'seed: alias {alias!r} added to {record.id}')
         self.get_logger().info('seed complete')
+
+    def _entity_named(self, entity):
+        """Return the one entity called entity.name, of its type, or None."""
+        found = self._call(names.ADMIN_ENTITY_FIND, name=entity.name).entities
+        matches = [match for match in found if match.canonical_name == entity.name
+                   and match.entity_type == entity.entity_type]
+        return matches[0] if len(matches) == 1 else None
+
+    def _has_alias(self, record, alias):
+        found = self._call(names.ADMIN_ENTITY_FIND, name=alias)
+        return any(match.id == record.id for match in found.entities)
+
+    def _write(self, service, written, **fields):
+        """
+        Send a write; when its reply is lost, read whether it was done, and send it again if not.
+
+        A write is never sent twice blind: it could write twice. But its
+        reply is lost when the node had not yet discovered this client
+        (under load, on Kilted, even after the node had answered this
+        client's reads). written() reads the store: the entity or alias
+        (as a record), or None when the write did not happen; the seed is
+        the only writer of its names. Return the response; a write found
+        done after a lost reply answers with the record it read.
+        """
+        for _ in range(WRITE_ATTEMPTS):
+            try:
+                return self._call(service, **fields)
+            except ReplyLost as lost:
+                record = written()
+                if record is not None:
+                    self.get_logger().info(f'seed: {lost}; it was done: {record.id}')
+                    return types.SimpleNamespace(success=True, entity=record)
+                self.get_logger().info(f'seed: {lost}; it was not done: sent again')
+        raise SeedFailed(f'service {self.memory.service_name(service)} did not answer '
+                         f'{WRITE_ATTEMPTS} times')
 
     def _call(self, service, **fields):
         """Call service with fields; raise SeedFailed without a reply or on a refusal."""
@@ -105,14 +152,14 @@ class Seed(Node):
         if service == names.ADMIN_ENTITY_FIND:
             response = self._read(client, request)
         else:
-            # A write is sent once: repeating it could write twice.
+            # A write is sent once (_write decides whether to send it again).
             timeout = self.settings['call_timeout_sec']
             deadline = time.monotonic() + timeout
             if not spin_until(executor, client.service_is_ready, timeout):
                 raise SeedFailed(f'service {client.srv_name} is not available')
             response = clients.call(executor, client, request, deadline)
             if response is None:
-                raise SeedFailed(f'service {client.srv_name} did not answer in time')
+                raise ReplyLost(f'{client.srv_name} did not answer in time')
         if not response.success:
             raise SeedFailed(f'{client.srv_name}: {response.error_code}: {response.message}')
         return response

@@ -151,7 +151,7 @@ def test_seed_step_gets_its_answer_when_the_first_reply_is_lost(server, tmp_path
     drop = server('admin/entity_find')
     scenario = tmp_path / 'scenario.toml'
     scenario.write_text(
-        '[[seed.entities]]\ntype = "person"\nname = "Grace Hopper"\naliases = []\n\n'
+        '[[seed.entities]]\ntype = "person"\nname = "Ada"\naliases = []\n\n'
         '[[episodes]]\nname = "e1"\n[[episodes.turns]]\nid = "t1"\ntext = "Hello."\n')
     seed = NodeProcess(
         'simulation_seed', namespace=drop.namespace, directory=str(tmp_path),
@@ -160,9 +160,31 @@ def test_seed_step_gets_its_answer_when_the_first_reply_is_lost(server, tmp_path
     output = seed.output()
     assert code == 0, output
     # entity_find (read) was resent and answered with ENT7: nothing to create.
-    assert "seed: 'Grace Hopper' already exists as ENT7" in output, output
+    assert "seed: 'Ada' already exists as ENT7" in output, output
     assert drop.received('admin/entity_find') == 2
     assert drop.received('admin/entity_add') == 0
+
+
+def test_seed_step_reads_whether_a_write_whose_reply_was_lost_was_done(server, tmp_path):
+    # The server does the first entity_add and alias_add and loses their replies.
+    drop = server('admin/entity_add', 'admin/alias_add')
+    scenario = tmp_path / 'scenario.toml'
+    scenario.write_text(
+        '[[seed.entities]]\ntype = "person"\nname = "Grace Hopper"\naliases = ["Grace"]\n\n'
+        '[[episodes]]\nname = "e1"\n[[episodes.turns]]\nid = "t1"\ntext = "Hello."\n')
+    seed = NodeProcess(
+        'simulation_seed', namespace=drop.namespace, directory=str(tmp_path),
+        parameters={'scenario_file': str(scenario), 'memory_node': drop.prefix,
+                    'call_timeout_sec': 2.0})
+    code = seed.wait(timeout=60)
+    output = seed.output()
+    assert code == 0, output
+    assert (f'seed: {drop.prefix}/admin/entity_add did not answer in time; '
+            'it was done: ENT8') in output, output
+    assert f'{drop.prefix}/admin/alias_add did not answer in time; it was done: ENT8' in output
+    assert 'seed complete' in output, output
+    # Each write was sent once: the reads said it was done.
+    assert (drop.received('admin/entity_add'), drop.received('admin/alias_add')) == (1, 1)
 
 
 def test_every_reply_the_middleware_could_not_send_is_logged():
