@@ -147,17 +147,23 @@ def test_console_gets_its_answer_when_the_first_reply_is_lost(server, tmp_path):
     assert drop.received('admin/find') == 2
 
 
-def test_seed_step_gets_its_answer_when_the_first_reply_is_lost(server, tmp_path):
-    drop = server('admin/entity_find')
-    scenario = tmp_path / 'scenario.toml'
+def run_seed(drop, directory, name, aliases=(), **parameters):
+    """Seed one person through the stand-in server; return (exit code, output)."""
+    scenario = directory / 'scenario.toml'
+    quoted = ', '.join(f'"{alias}"' for alias in aliases)
     scenario.write_text(
-        '[[seed.entities]]\ntype = "person"\nname = "Ada"\naliases = []\n\n'
+        f'[[seed.entities]]\ntype = "person"\nname = "{name}"\naliases = [{quoted}]\n\n'
         '[[episodes]]\nname = "e1"\n[[episodes.turns]]\nid = "t1"\ntext = "Hello."\n')
     seed = NodeProcess(
-        'simulation_seed', namespace=drop.namespace, directory=str(tmp_path),
-        parameters={'scenario_file': str(scenario), 'memory_node': drop.prefix})
+        'simulation_seed', namespace=drop.namespace, directory=str(directory),
+        parameters={'scenario_file': str(scenario), 'memory_node': drop.prefix, **parameters})
     code = seed.wait(timeout=60)
-    output = seed.output()
+    return code, seed.output()
+
+
+def test_seed_step_gets_its_answer_when_the_first_reply_is_lost(server, tmp_path):
+    drop = server('admin/entity_find')
+    code, output = run_seed(drop, tmp_path, 'Ada')
     assert code == 0, output
     # entity_find (read) was resent and answered with ENT7: nothing to create.
     assert "seed: 'Ada' already exists as ENT7" in output, output
@@ -168,16 +174,7 @@ def test_seed_step_gets_its_answer_when_the_first_reply_is_lost(server, tmp_path
 def test_seed_step_reads_whether_a_write_whose_reply_was_lost_was_done(server, tmp_path):
     # The server does the first entity_add and alias_add and loses their replies.
     drop = server('admin/entity_add', 'admin/alias_add')
-    scenario = tmp_path / 'scenario.toml'
-    scenario.write_text(
-        '[[seed.entities]]\ntype = "person"\nname = "Grace Hopper"\naliases = ["Grace"]\n\n'
-        '[[episodes]]\nname = "e1"\n[[episodes.turns]]\nid = "t1"\ntext = "Hello."\n')
-    seed = NodeProcess(
-        'simulation_seed', namespace=drop.namespace, directory=str(tmp_path),
-        parameters={'scenario_file': str(scenario), 'memory_node': drop.prefix,
-                    'call_timeout_sec': 2.0})
-    code = seed.wait(timeout=60)
-    output = seed.output()
+    code, output = run_seed(drop, tmp_path, 'Grace Hopper', ['Grace'], call_timeout_sec=2.0)
     assert code == 0, output
     assert (f'seed: {drop.prefix}/admin/entity_add did not answer in time; '
             'it was done: ENT8') in output, output
