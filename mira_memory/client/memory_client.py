@@ -211,10 +211,11 @@ class MemoryClient:
         The reply to a goal is dropped for good while the node has not yet
         discovered this client's reply readers, and wait_for_server cannot
         tell: it sees only this side's matches (a goal lost that way was
-        seen on a loaded machine with Kilted). A node discovers a
-        participant's endpoints in the order they were made, so one reply
-        through a status client made after the action client shows that the
-        node knows it; that round trip runs once per action client. When no
+        seen on a loaded machine with Kilted). A node usually discovers a
+        participant's endpoints in the order they were made (not always:
+        docs/client.md), so one reply through a status client made after
+        the action client shows that the node most likely knows it; that
+        round trip runs once per action client. When no
         reply came by deadline the client is returned all the same: waiting
         for its server then says that no node offers the action.
         """
