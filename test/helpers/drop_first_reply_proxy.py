@@ -15,9 +15,10 @@ once the memory node replied, flushed, so a test can tell what happened.
 """
 
 import sys
+import time
 
 from dropping_node import DroppingNode
-from mira_memory.srv import RecallMemory, Remember
+from mira_memory.srv import AdminStatus, RecallMemory, Remember
 import rclpy
 
 SERVICES = {'recall_memory': RecallMemory, 'remember': Remember}
@@ -43,7 +44,36 @@ def main():
         proxy.serve(service, service_type, passing_on(service, clients[-1]))
     while not all(client.service_is_ready() for client in clients):
         rclpy.spin_once(proxy.node, timeout_sec=0.1)
+    _known_to_the_memory_node(proxy)
     proxy.spin()
+
+
+def _known_to_the_memory_node(proxy, timeout=30.0):
+    """
+    Get one admin/status reply through a client made after the proxy's clients.
+
+    The memory node's reply to the proxy's first request is lost while the
+    node has not yet discovered the proxy's clients (seen once on Kilted:
+    then no first reply reached the proxy to drop), and a node usually
+    discovers a participant's endpoints in the order they were made
+    (MemoryClient.goal_client does the same).
+    """
+    probe = proxy.node.create_client(AdminStatus, 'memory/admin/status',
+                                     callback_group=proxy.group)
+    deadline = time.monotonic() + timeout
+    try:
+        while time.monotonic() < deadline:
+            if not probe.service_is_ready():
+                rclpy.spin_once(proxy.node, timeout_sec=0.1)
+                continue
+            future = probe.call_async(AdminStatus.Request())
+            rclpy.spin_until_future_complete(proxy.node, future, timeout_sec=1.0)
+            if future.done():
+                return
+            probe.remove_pending_request(future)
+        raise RuntimeError(f'no admin/status reply from the memory node in {timeout:g} s')
+    finally:
+        proxy.node.destroy_client(probe)
 
 
 if __name__ == '__main__':
