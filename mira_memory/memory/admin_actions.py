@@ -19,6 +19,11 @@ commit point (memory/copy_worker.py) is refused, and the goal succeeds.
 Deactivate, cleanup and shutdown of the managed node stop the job the same
 way (CopyWorker.stop); its goal ends ABORTED with error_code canceled, as
 Nav2's servers abort their goals on deactivate.
+
+A goal status or feedback message that the middleware does not publish
+(node_runner.spin_through_publish_failures) is logged and lost: the goal
+still runs, and still ends with its own result, which the client fetches
+through the result service, not the status topic.
 """
 
 import time
@@ -29,6 +34,7 @@ from mira_memory.core import store
 from mira_memory.core.archive import copies
 from mira_memory.core.archive.progress import Meter
 from mira_memory.memory import responses
+from mira_memory.ros.node_runner import is_publish_failure
 from rclpy.action import ActionServer, CancelResponse
 
 FEEDBACK_PERIOD_SEC = 0.5
@@ -40,17 +46,20 @@ class AdminActions:
 
     def __init__(self, node):
         self._node = node
-        self._servers = [
-            ActionServer(node, action_type, f'~/admin/{name}', self._execute_callback(name),
-                         cancel_callback=self._on_cancel,
-                         callback_group=node._copies.callback_group)
-            for name, action_type in ACTION_TYPES.items()]
+        self._servers = {
+            name: ActionServer(node, action_type, f'~/admin/{name}', self._execute_callback(name),
+                               cancel_callback=self._on_cancel,
+                               callback_group=node._copies.callback_group)
+            for name, action_type in ACTION_TYPES.items()}
+        for server in self._servers.values():
+            server.register_handle_accepted_callback(
+                lambda goal_handle, server=server: self._start(server, goal_handle))
 
     def destroy(self):
         """Destroy the action servers (the node's destroy_node)."""
-        for server in self._servers:
+        for server in self._servers.values():
             server.destroy()
-        self._servers = []
+        self._servers = {}
 
     def _on_cancel(self, goal_handle):
         # An accepted cancel stops the job within a second and its execute
@@ -59,6 +68,45 @@ class AdminActions:
         if self._node._copies.cancel(_goal_id(goal_handle)):
             return CancelResponse.ACCEPT
         return CancelResponse.REJECT
+
+    def _start(self, server, goal_handle):
+        # rclpy's own accepted callback, goal_handle.execute(), publishes the
+        # EXECUTING status and then schedules the execute coroutine; when the
+        # publish fails, the goal is executing but nothing would ever run it.
+        try:
+            goal_handle.execute()
+        except Exception as error:
+            if not (is_publish_failure(error) and goal_handle.is_active):
+                raise
+            self._not_published(error)
+            server.notify_execute(goal_handle, None)
+
+    def _end(self, name, goal_handle, transition):
+        """End the goal (goal_handle.succeed, abort or canceled), published or not."""
+        try:
+            transition()
+        except Exception as error:
+            if not (is_publish_failure(error) and not goal_handle.is_active):
+                raise
+            self._not_published(error)
+            # What the transition would have done after its publish: the
+            # server then keeps the goal's result for its result timeout.
+            self._servers[name].notify_goal_done()
+
+    def _publish_feedback(self, goal_handle, name, meter):
+        snapshot = meter.snapshot()
+        if snapshot is not None and goal_handle.is_active:
+            feedback = ACTION_TYPES[name].Feedback()
+            try:
+                goal_handle.publish_feedback(responses.fill_feedback(feedback, snapshot))
+            except Exception as error:
+                if not is_publish_failure(error):
+                    raise
+                self._not_published(error)
+
+    def _not_published(self, error):
+        self._node.get_logger().warning(
+            f'a goal message was not published and the goal goes on: {error}')
 
     def _execute_callback(self, name):
         async def execute(goal_handle):
@@ -80,7 +128,7 @@ class AdminActions:
         else:
             await self._run(name, goal_id, goal_handle, service, result)
             return result
-        goal_handle.abort()
+        self._end(name, goal_handle, goal_handle.abort)
         return result
 
     async def _run(self, name, goal_id, goal_handle, service, result):
@@ -90,7 +138,7 @@ class AdminActions:
         started = time.perf_counter()
         meter = Meter()
         timer = node.create_timer(FEEDBACK_PERIOD_SEC,
-                                  lambda: _publish_feedback(goal_handle, name, meter),
+                                  lambda: self._publish_feedback(goal_handle, name, meter),
                                   callback_group=node._copies.callback_group)
         try:
             service.require_database_in_place()
@@ -121,30 +169,23 @@ class AdminActions:
         except copies.CopyStoppedError:
             if goal_handle.is_cancel_requested:
                 responses.fill_canceled(result, name, 'by its client')
-                goal_handle.canceled()
+                self._end(name, goal_handle, goal_handle.canceled)
             else:
                 responses.fill_canceled(result, name, node._copies.stopped_because)
-                goal_handle.abort()
+                self._end(name, goal_handle, goal_handle.abort)
             node.get_logger().info(f'{name} goal {goal_id}: {result.message}')
             return
         except Exception as error:
             if not isinstance(error, store.StoreError):
                 node.get_logger().error(f'admin {name} failed: {error!r}')
             responses.fill_admin_error(result, error)
-            goal_handle.abort()
+            self._end(name, goal_handle, goal_handle.abort)
             return
         finally:
             node.destroy_timer(timer)
         # The last feedback says complete, before the result.
-        _publish_feedback(goal_handle, name, meter)
-        goal_handle.succeed()
-
-
-def _publish_feedback(goal_handle, name, meter):
-    snapshot = meter.snapshot()
-    if snapshot is not None and goal_handle.is_active:
-        feedback = ACTION_TYPES[name].Feedback()
-        goal_handle.publish_feedback(responses.fill_feedback(feedback, snapshot))
+        self._publish_feedback(goal_handle, name, meter)
+        self._end(name, goal_handle, goal_handle.succeed)
 
 
 def _goal_id(goal_handle):

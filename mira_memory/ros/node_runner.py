@@ -204,6 +204,41 @@ def _until_stopped(work):
         _spin_ended = True
 
 
+# How rclpy's RCLError begins when the middleware did not publish a message:
+# Publisher.publish, and an action server's goal status and feedback.
+PUBLISH_FAILURES = ('Failed to publish', 'Failed publish')
+
+
+def is_publish_failure(error):
+    """Return True if error is rclpy's for a message the middleware did not publish."""
+    from rclpy.impl.implementation_singleton import rclpy_implementation
+    return (isinstance(error, rclpy_implementation.RCLError)
+            and str(error).startswith(PUBLISH_FAILURES))
+
+
+def spin_through_publish_failures(rclpy, node):
+    """
+    rclpy.spin(node); a message the middleware did not publish is logged, and the spin goes on.
+
+    Under load Fast DDS can fail a write ("cannot publish data", a timeout
+    inside the DataWriter), and rclpy raises it from the callback that
+    published, which ends rclpy.spin: the whole node died of one lost
+    message (an action server's goal status, once in CI). The message is
+    lost (a status, a feedback, a diagnostics array: the next one replaces
+    it); the callback that published it ended there. Where a lost message
+    must not end the work that sent it, that code handles it itself
+    (memory/admin_actions.py: a goal still runs and ends with its result).
+    """
+    while True:
+        try:
+            return rclpy.spin(node)
+        except Exception as error:
+            if not is_publish_failure(error) or stop_signal_received():
+                raise
+            node.get_logger().warning(
+                f'a message was not published and the node goes on: {error}')
+
+
 def stop_signal_received():
     """Return True once SIGINT or SIGTERM reached a handler of stop_on_signals()."""
     return bool(_stop_signals)
@@ -239,7 +274,7 @@ def run(node_class, logger_name, args=None):
         # walks it on every full collection, which then costs a callback
         # only its own young objects (docs/dev/bench-analysis.md).
         gc.freeze()
-        _until_stopped(lambda: rclpy.spin(node))
+        _until_stopped(lambda: spin_through_publish_failures(rclpy, node))
         code = 0
     except StartupError as error:
         rclpy.logging.get_logger(logger_name).error(str(error))

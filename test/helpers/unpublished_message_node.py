@@ -1,0 +1,74 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+"""
+The real memory node with one change: the middleware does not publish one message.
+
+    unpublished_message_node.py MESSAGE --ros-args ...   (the memory_node command line)
+
+It runs the installed memory node (node_runner.start, as scripts/memory_node
+does) with the first MESSAGE of its kind failing as Fast DDS fails a write
+on a loaded machine: rclpy raises RCLError("... cannot publish data") from
+the publish. MESSAGE is one of:
+
+- execute: a goal's EXECUTING status (its state has changed first, as in
+  rclpy's ServerGoalHandle._update_state);
+- succeed: a goal's SUCCEEDED status (the same);
+- feedback: a goal's feedback;
+- diagnostics: the node's /diagnostics array (a timer's publish).
+
+Every later message of the kind is published.
+"""
+
+import sys
+
+from mira_memory.ros import node_runner
+
+NOT_PUBLISHED = 'cannot publish data (test/helpers/unpublished_message_node.py)'
+
+
+def main():
+    message = sys.argv.pop(1)
+    from rclpy.action.server import GoalEvent, ServerGoalHandle
+    from rclpy.impl.implementation_singleton import rclpy_implementation
+    from rclpy.publisher import Publisher
+    error = rclpy_implementation.RCLError
+    failed = []
+
+    def fails(kind):
+        if kind == message and not failed:
+            failed.append(kind)
+            return True
+        return False
+
+    update_state = ServerGoalHandle._update_state
+    events = {'execute': GoalEvent.EXECUTE, 'succeed': GoalEvent.SUCCEED}
+
+    def update_state_unpublished(goal_handle, event):
+        if event == events.get(message) and fails(message):
+            with goal_handle._lock:
+                goal_handle._goal_handle.update_goal_state(event)
+            raise error(f'Failed publish goal status array: {NOT_PUBLISHED}')
+        return update_state(goal_handle, event)
+
+    publish_feedback = ServerGoalHandle.publish_feedback
+
+    def publish_feedback_unpublished(goal_handle, feedback):
+        if fails('feedback'):
+            raise error(f'Failed to publish feedback with an action server: {NOT_PUBLISHED}')
+        return publish_feedback(goal_handle, feedback)
+
+    publish = Publisher.publish
+
+    def publish_unpublished(publisher, msg):
+        if publisher.topic_name == '/diagnostics' and fails('diagnostics'):
+            raise error(f'Failed to publish: {NOT_PUBLISHED}')
+        return publish(publisher, msg)
+
+    ServerGoalHandle._update_state = update_state_unpublished
+    ServerGoalHandle.publish_feedback = publish_feedback_unpublished
+    Publisher.publish = publish_unpublished
+    return node_runner.start('mira_memory.memory.node')
+
+
+if __name__ == '__main__':
+    sys.exit(main())
