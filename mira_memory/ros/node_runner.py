@@ -220,14 +220,15 @@ def spin_through_publish_failures(rclpy, node):
     """
     rclpy.spin(node); a message the middleware did not publish is logged, and the spin goes on.
 
-    Under load Fast DDS can fail a write ("cannot publish data", a timeout
-    inside the DataWriter), and rclpy raises it from the callback that
-    published, which ends rclpy.spin: the whole node died of one lost
-    message (an action server's goal status, once in CI). The message is
-    lost (a status, a feedback, a diagnostics array: the next one replaces
-    it); the callback that published it ended there. Where a lost message
-    must not end the work that sent it, that code handles it itself
-    (memory/admin_actions.py: a goal still runs and ends with its result).
+    Fast DDS can refuse a write ("cannot publish data": its DataWriter's
+    write returned an error; seen once, in CI on a loaded machine), and
+    rclpy raises it from the callback that published, which ends
+    rclpy.spin: the whole node died of one lost message (an action
+    server's goal status). Here the message is lost (a status, a feedback,
+    a diagnostics array: the next one replaces it) and the callback that
+    published it ended there. Where a lost message must not end the work
+    that sent it, that code handles it itself (memory/admin_actions.py: a
+    goal still runs and ends with its own result).
     """
     while True:
         try:
