@@ -21,7 +21,7 @@ way (CopyWorker.stop); its goal ends ABORTED with error_code canceled, as
 Nav2's servers abort their goals on deactivate.
 
 A goal status or feedback message that the middleware does not publish
-(node_runner.spin_through_publish_failures) is logged and lost: the goal
+(node_runner.spin_through_send_failures) is logged and lost: the goal
 still runs, and still ends with its own result, which the client fetches
 through the result service, not the status topic.
 """
@@ -34,7 +34,7 @@ from mira_memory.core import store
 from mira_memory.core.archive import copies
 from mira_memory.core.archive.progress import Meter
 from mira_memory.memory import responses
-from mira_memory.ros.node_runner import is_publish_failure
+from mira_memory.ros.node_runner import is_send_failure
 from rclpy.action import ActionServer, CancelResponse
 
 FEEDBACK_PERIOD_SEC = 0.5
@@ -76,7 +76,7 @@ class AdminActions:
         try:
             goal_handle.execute()
         except Exception as error:
-            if not (is_publish_failure(error) and goal_handle.is_active):
+            if not (is_send_failure(error) and goal_handle.is_active):
                 raise
             self._not_published(error)
             server.notify_execute(goal_handle, None)
@@ -86,7 +86,7 @@ class AdminActions:
         try:
             transition()
         except Exception as error:
-            if not (is_publish_failure(error) and not goal_handle.is_active):
+            if not (is_send_failure(error) and not goal_handle.is_active):
                 raise
             self._not_published(error)
             # What the transition would have done after its publish: the
@@ -100,7 +100,7 @@ class AdminActions:
             try:
                 goal_handle.publish_feedback(responses.fill_feedback(feedback, snapshot))
             except Exception as error:
-                if not is_publish_failure(error):
+                if not is_send_failure(error):
                     raise
                 self._not_published(error)
 

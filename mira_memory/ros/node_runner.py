@@ -204,40 +204,44 @@ def _until_stopped(work):
         _spin_ended = True
 
 
-# How rclpy's RCLError begins when the middleware did not publish a message:
-# Publisher.publish, and an action server's goal status and feedback.
-PUBLISH_FAILURES = ('Failed to publish', 'Failed publish')
+# How rclpy's RCLError begins when the middleware did not send a message:
+# Publisher.publish, an action server's goal status and feedback, a service's
+# reply and a client's request.
+SEND_FAILURES = ('Failed to publish', 'Failed publish', 'failed to send response',
+                 'failed to send request')
 
 
-def is_publish_failure(error):
-    """Return True if error is rclpy's for a message the middleware did not publish."""
+def is_send_failure(error):
+    """Return True if error is rclpy's for a message the middleware did not send."""
     from rclpy.impl.implementation_singleton import rclpy_implementation
     return (isinstance(error, rclpy_implementation.RCLError)
-            and str(error).startswith(PUBLISH_FAILURES))
+            and str(error).startswith(SEND_FAILURES))
 
 
-def spin_through_publish_failures(rclpy, node):
+def spin_through_send_failures(rclpy, node):
     """
-    rclpy.spin(node); a message the middleware did not publish is logged, and the spin goes on.
+    rclpy.spin(node); a message the middleware did not send is logged, and the spin goes on.
 
     Fast DDS can refuse a write ("cannot publish data": its DataWriter's
     write returned an error; seen once, in CI on a loaded machine), and
-    rclpy raises it from the callback that published, which ends
-    rclpy.spin: the whole node died of one lost message (an action
-    server's goal status). Here the message is lost (a status, a feedback,
-    a diagnostics array: the next one replaces it) and the callback that
-    published it ended there. Where a lost message must not end the work
-    that sent it, that code handles it itself (memory/admin_actions.py: a
-    goal still runs and ends with its own result).
+    rclpy raises it from the callback that sent the message (a publish, a
+    service's reply), which ends rclpy.spin: the whole node died of one lost
+    message (an action server's goal status). Here the message is lost and
+    the callback that sent it ended there: a status, a feedback or a
+    diagnostics array is replaced by the next one; a reply lost this way is
+    a lost reply like any other, which the clients resend or read back
+    (docs/operations.md). Where a lost message must not end the work that
+    sent it, that code handles it itself (memory/admin_actions.py: a goal
+    still runs and ends with its own result).
     """
     while True:
         try:
             return rclpy.spin(node)
         except Exception as error:
-            if not is_publish_failure(error) or stop_signal_received():
+            if not is_send_failure(error) or stop_signal_received():
                 raise
             node.get_logger().warning(
-                f'a message was not published and the node goes on: {error}')
+                f'a message was not sent and the node goes on: {error}')
 
 
 def stop_signal_received():
@@ -275,7 +279,7 @@ def run(node_class, logger_name, args=None):
         # walks it on every full collection, which then costs a callback
         # only its own young objects (docs/dev/bench-analysis.md).
         gc.freeze()
-        _until_stopped(lambda: spin_through_publish_failures(rclpy, node))
+        _until_stopped(lambda: spin_through_send_failures(rclpy, node))
         code = 0
     except StartupError as error:
         rclpy.logging.get_logger(logger_name).error(str(error))

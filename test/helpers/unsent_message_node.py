@@ -1,29 +1,31 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: Apache-2.0
 """
-The real memory node with one change: the middleware does not publish one message.
+The real memory node with one change: the middleware does not send one message.
 
-    unpublished_message_node.py MESSAGE --ros-args ...   (the memory_node command line)
+    unsent_message_node.py MESSAGE --ros-args ...   (the memory_node command line)
 
 It runs the installed memory node (node_runner.start, as scripts/memory_node
 does) with the first MESSAGE of its kind failing as Fast DDS fails a write
 on a loaded machine: rclpy raises RCLError("... cannot publish data") from
-the publish. MESSAGE is one of:
+the publish or the reply. MESSAGE is one of:
 
 - execute: a goal's EXECUTING status (its state has changed first, as in
   rclpy's ServerGoalHandle._update_state);
 - succeed: a goal's SUCCEEDED status (the same);
 - feedback: a goal's feedback;
-- diagnostics: the node's /diagnostics array (a timer's publish).
+- diagnostics: the node's /diagnostics array (a timer's publish);
+- reply: a service's reply (Service.send_response, as rclpy's executor
+  sends it: Fast DDS fails the reply's write the same way).
 
-Every later message of the kind is published.
+Every later message of the kind is sent.
 """
 
 import sys
 
 from mira_memory.ros import node_runner
 
-NOT_PUBLISHED = 'cannot publish data (test/helpers/unpublished_message_node.py)'
+NOT_SENT = 'cannot publish data (test/helpers/unsent_message_node.py)'
 
 
 def main():
@@ -31,6 +33,7 @@ def main():
     from rclpy.action.server import GoalEvent, ServerGoalHandle
     from rclpy.impl.implementation_singleton import rclpy_implementation
     from rclpy.publisher import Publisher
+    from rclpy.service import Service
     error = rclpy_implementation.RCLError
     failed = []
 
@@ -43,30 +46,38 @@ def main():
     update_state = ServerGoalHandle._update_state
     events = {'execute': GoalEvent.EXECUTE, 'succeed': GoalEvent.SUCCEED}
 
-    def update_state_unpublished(goal_handle, event):
+    def update_state_unsent(goal_handle, event):
         if event == events.get(message) and fails(message):
             with goal_handle._lock:
                 goal_handle._goal_handle.update_goal_state(event)
-            raise error(f'Failed publish goal status array: {NOT_PUBLISHED}')
+            raise error(f'Failed publish goal status array: {NOT_SENT}')
         return update_state(goal_handle, event)
 
     publish_feedback = ServerGoalHandle.publish_feedback
 
-    def publish_feedback_unpublished(goal_handle, feedback):
+    def publish_feedback_unsent(goal_handle, feedback):
         if fails('feedback'):
-            raise error(f'Failed to publish feedback with an action server: {NOT_PUBLISHED}')
+            raise error(f'Failed to publish feedback with an action server: {NOT_SENT}')
         return publish_feedback(goal_handle, feedback)
 
     publish = Publisher.publish
 
-    def publish_unpublished(publisher, msg):
+    def publish_unsent(publisher, msg):
         if publisher.topic_name == '/diagnostics' and fails('diagnostics'):
-            raise error(f'Failed to publish: {NOT_PUBLISHED}')
+            raise error(f'Failed to publish: {NOT_SENT}')
         return publish(publisher, msg)
 
-    ServerGoalHandle._update_state = update_state_unpublished
-    ServerGoalHandle.publish_feedback = publish_feedback_unpublished
-    Publisher.publish = publish_unpublished
+    send_response = Service.send_response
+
+    def send_response_unsent(service, response, header):
+        if fails('reply'):
+            raise error(f'failed to send response: {NOT_SENT}')
+        return send_response(service, response, header)
+
+    ServerGoalHandle._update_state = update_state_unsent
+    ServerGoalHandle.publish_feedback = publish_feedback_unsent
+    Publisher.publish = publish_unsent
+    Service.send_response = send_response_unsent
     return node_runner.start('mira_memory.memory.node')
 
 
