@@ -68,6 +68,8 @@ def node(big_store, tmp_path):
     yield process
     if process.running():
         assert process.stop() == 0
+    # Captured: pytest shows the node's log with a failed test only.
+    print(process.output())
     assert 'Traceback' not in process.output()
 
 
