@@ -34,24 +34,28 @@ class _Interrupts:
     """
     Ctrl-C while a job runs, counted as well as raised.
 
-    Python raises SIGINT's KeyboardInterrupt wherever the main thread is;
-    inside a finalizer (rclpy's Task.__del__ runs after every callback) it
-    can only drop it, and the console waited out CANCEL_WAIT_SEC after a
-    second Ctrl-C (seen once in CI). The waits below raise a dropped one
-    again (raise_dropped); whoever catches one marks it seen.
+    The first SIGINT of a job raises KeyboardInterrupt wherever the main
+    thread is, and the job is canceled. Every later one is only counted:
+    raised at an arbitrary line of the cancel, it could escape the code
+    that reports it (between the "canceling" line and its wait, say), so
+    the waits raise it (raise_pending), where the cancel expects it. A
+    first one raised inside a finalizer (rclpy's Task.__del__ runs after
+    every callback) is dropped by Python; the waits raise it again the same
+    way. Whoever catches one marks it seen.
     """
 
     def __init__(self):
         self.count = 0
         self.seen = 0
+        self.before_job = 0
 
     @contextlib.contextmanager
     def counting(self):
-        """Count SIGINTs (and raise KeyboardInterrupt for each) inside the block."""
+        """Count SIGINTs inside the block; the first raises KeyboardInterrupt at once."""
         if threading.current_thread() is not threading.main_thread():
             yield
             return
-        self.seen = self.count
+        self.seen = self.before_job = self.count
         previous = signal.signal(signal.SIGINT, self._handler)
         try:
             yield
@@ -60,12 +64,14 @@ class _Interrupts:
 
     def _handler(self, signum, frame):
         self.count += 1
-        raise KeyboardInterrupt
+        if self.count == self.before_job + 1:
+            raise KeyboardInterrupt
 
     def mark_seen(self):
         self.seen = self.count
 
-    def raise_dropped(self):
+    def raise_pending(self):
+        """Raise KeyboardInterrupt for a Ctrl-C not raised yet or dropped (once)."""
         if self.count > self.seen:
             self.seen = self.count
             raise KeyboardInterrupt
@@ -183,7 +189,7 @@ def _show(display, feedback):
 
 def _spin_until(session, condition, deadline, failure):
     while not condition():
-        _interrupts.raise_dropped()
+        _interrupts.raise_pending()
         if time.monotonic() > deadline:
             raise JobError(failure)
         session.executor.spin_once(timeout_sec=0.1)
@@ -193,7 +199,7 @@ def _wait_for_result(session, client, result, name):
     """Spin until the result arrives, as long as the action server stays in sight."""
     gone_since = None
     while not result.done():
-        _interrupts.raise_dropped()
+        _interrupts.raise_pending()
         session.executor.spin_once(timeout_sec=0.2)
         if client.server_is_ready():
             gone_since = None
