@@ -17,8 +17,13 @@ from action_msgs.msg import GoalStatus
 SPIN_STEP_SEC = 0.1
 # How long the action server may be out of sight before a job is given up.
 SERVER_GONE_SEC = 10.0
-# How long a cancel may take to be answered (the node stops a job within 1 s).
+# How long a cancel may take to end its goal (the node stops a job within 1 s).
 CANCEL_WAIT_SEC = 30.0
+# A cancel request with no reply yet is sent again this often: under load a
+# request or its reply can be lost (a verify once ran to its end while its
+# client waited 30 s for the reply), and a second cancel of a goal that is
+# already canceling changes nothing.
+CANCEL_RESEND_SEC = 3.0
 
 _STATUS_WORDS = {
     GoalStatus.STATUS_SUCCEEDED: 'succeeded',
@@ -121,8 +126,29 @@ class Job:
 
     def cancel(self, timeout=CANCEL_WAIT_SEC):
         """Ask the node to stop the job; return its JobResult (what was left behind)."""
-        deadline = time.monotonic() + timeout
-        canceling = self.handle.cancel_goal_async()
-        self._spin_until(canceling.done, deadline, 'no answer to the cancel request')
-        self._spin_until(self._result.done, deadline, 'no result after the cancel request')
+        cancel_until_ended(self.handle, self._result,
+                           lambda: self._memory.executor.spin_once(timeout_sec=SPIN_STEP_SEC),
+                           time.monotonic() + timeout)
         return self.wait()
+
+
+def cancel_until_ended(handle, result, spin_once, deadline):
+    """
+    Cancel handle's goal and call spin_once() until result (its future) is done.
+
+    The goal's result says what the cancel did (CANCELED: nothing was
+    written; SUCCEEDED: the job had passed its commit point), so the reply
+    to the cancel request is not waited for; while no reply came, the
+    request goes again every CANCEL_RESEND_SEC. Raise JobError at deadline.
+    """
+    requests = []
+    sent_at = None
+    while not result.done():
+        answered = any(request.done() for request in requests)
+        if time.monotonic() > deadline:
+            raise JobError('no result after the cancel request' if answered
+                           else 'no answer to the cancel request')
+        if not answered and (sent_at is None or time.monotonic() - sent_at >= CANCEL_RESEND_SEC):
+            requests.append(handle.cancel_goal_async())
+            sent_at = time.monotonic()
+        spin_once()

@@ -21,7 +21,8 @@ import time
 
 from action_msgs.msg import GoalStatus
 from mira_memory.client import names
-from mira_memory.client.jobs import CANCEL_WAIT_SEC, goal_id_text, SERVER_GONE_SEC
+from mira_memory.client.jobs import (cancel_until_ended, CANCEL_WAIT_SEC, goal_id_text, JobError,
+                                     SERVER_GONE_SEC)
 from mira_memory.console.progress import ProgressDisplay, UNITS
 from mira_memory.console.visible import visible
 from mira_memory.core.archive.progress import Progress
@@ -78,10 +79,6 @@ class _Interrupts:
 
 
 _interrupts = _Interrupts()
-
-
-class JobError(Exception):
-    """The goal could not be sent or its result not received (one line)."""
 
 
 def run_command(session, command, goal, stdout, stderr, print_result):
@@ -189,10 +186,14 @@ def _show(display, feedback):
 
 def _spin_until(session, condition, deadline, failure):
     while not condition():
-        _interrupts.raise_pending()
         if time.monotonic() > deadline:
             raise JobError(failure)
-        session.executor.spin_once(timeout_sec=0.1)
+        _spin_once(session)
+
+
+def _spin_once(session):
+    _interrupts.raise_pending()
+    session.executor.spin_once(timeout_sec=0.1)
 
 
 def _wait_for_result(session, client, result, name):
@@ -215,11 +216,9 @@ def _cancel(session, handle, result, name, stderr):
     """Cancel the goal and return what the node says was left behind (one line)."""
     print(f'canceling the {name} (goal {goal_id_text(handle.goal_id)}) ...',
           file=stderr, flush=True)
-    deadline = time.monotonic() + CANCEL_WAIT_SEC
     try:
-        canceling = handle.cancel_goal_async()
-        _spin_until(session, canceling.done, deadline, 'no answer to the cancel request')
-        _spin_until(session, result.done, deadline, 'no result after the cancel request')
+        cancel_until_ended(handle, result, lambda: _spin_once(session),
+                           time.monotonic() + CANCEL_WAIT_SEC)
     except (JobError, KeyboardInterrupt) as error:
         if isinstance(error, KeyboardInterrupt):
             _interrupts.mark_seen()

@@ -2,8 +2,10 @@
 """Goals of the memory node's actions (backup, export, verify), as `ros2 action` sends them."""
 
 import re
+import time
 import uuid
 
+from mira_memory.client.jobs import CANCEL_RESEND_SEC
 from mira_memory.client.names import action_name, ACTION_TYPES
 
 # action_msgs/GoalStatus values a test compares results with.
@@ -42,10 +44,28 @@ class Goal:
         self.ros.spin_until(lambda: condition() or self._result.done(), what, timeout=timeout)
 
     def cancel(self):
-        """Request the cancel; return the CancelGoal response."""
-        canceling = self.handle.cancel_goal_async()
-        self.ros.spin_until(canceling.done, 'the cancel response', timeout=30)
-        return canceling.result()
+        """
+        Request the cancel; return the first CancelGoal response, or None if the goal ended first.
+
+        As the console does (client/jobs.py), a request with no response
+        goes again every CANCEL_RESEND_SEC: under load a request or its reply
+        can be lost. self.cancel_requests counts the requests sent; the
+        response to a second request may refuse a goal already canceling.
+        """
+        requests = []
+        sent_at = 0.0
+
+        def answered_or_ended():
+            nonlocal sent_at
+            if self._result.done() or any(request.done() for request in requests):
+                return True
+            if not requests or time.monotonic() - sent_at >= CANCEL_RESEND_SEC:
+                requests.append(self.handle.cancel_goal_async())
+                sent_at = time.monotonic()
+            return False
+        self.ros.spin_until(answered_or_ended, 'the cancel response', timeout=30)
+        self.cancel_requests = len(requests)
+        return next((request.result() for request in requests if request.done()), None)
 
     def result(self, timeout=300):
         """Return (status, result) once the goal ended."""

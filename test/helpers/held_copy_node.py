@@ -28,6 +28,12 @@ from mira_memory.ros import node_runner
 
 def main():
     module, release = sys.argv.pop(1), pathlib.Path(sys.argv.pop(1))
+    hold_backups(release)
+    return node_runner.start(module)
+
+
+def hold_backups(release):
+    """Make each backup's temporary file write-locked from its creation while release exists."""
     create = output_files.create_temporary
 
     def create_held(target):
@@ -42,7 +48,6 @@ def main():
         return fd, temporary
 
     output_files.create_temporary = create_held
-    return node_runner.start(module)
 
 
 def _release_when_gone(holder, release):

@@ -16,21 +16,32 @@ the publish or the reply. MESSAGE is one of:
 - feedback: a goal's feedback;
 - diagnostics: the node's /diagnostics array (a timer's publish);
 - reply: a service's reply (Service.send_response, as rclpy's executor
-  sends it: Fast DDS fails the reply's write the same way).
+  sends it: Fast DDS fails the reply's write the same way);
+- cancel: a goal's cancel request, taken by the action server and never
+  answered, as one the middleware did not deliver (its loss prints
+  LOST_CANCEL). `unsent_message_node.py cancel RELEASE ...` also holds
+  backups in flight while RELEASE exists (held_copy_node.py), so that a
+  goal runs long enough to be canceled twice.
 
 Every later message of the kind is sent.
 """
 
+import pathlib
 import sys
 
+from held_copy_node import hold_backups
 from mira_memory.ros import node_runner
+
+LOST_CANCEL = 'the first cancel request was lost (test/helpers/unsent_message_node.py)'
 
 NOT_SENT = 'cannot publish data (test/helpers/unsent_message_node.py)'
 
 
 def main():
     message = sys.argv.pop(1)
-    from rclpy.action.server import GoalEvent, ServerGoalHandle
+    if message == 'cancel':
+        hold_backups(pathlib.Path(sys.argv.pop(1)))
+    from rclpy.action.server import ActionServer, GoalEvent, ServerGoalHandle
     from rclpy.impl.implementation_singleton import rclpy_implementation
     from rclpy.publisher import Publisher
     from rclpy.service import Service
@@ -74,6 +85,15 @@ def main():
             raise error(f'failed to send response: {NOT_SENT}')
         return send_response(service, response, header)
 
+    execute_cancel_request = ActionServer._execute_cancel_request
+
+    async def execute_cancel_request_lost(server, request_header_and_message):
+        if fails('cancel'):
+            print(LOST_CANCEL, flush=True)
+            return None
+        return await execute_cancel_request(server, request_header_and_message)
+
+    ActionServer._execute_cancel_request = execute_cancel_request_lost
     ServerGoalHandle._update_state = update_state_unsent
     ServerGoalHandle.publish_feedback = publish_feedback_unsent
     Publisher.publish = publish_unsent

@@ -10,13 +10,21 @@ the real node runs with the first message of one kind failing that way
 own result, the node must log one warning, and it must go on serving. The
 lost reply is the first one, to the fixture's admin/status, which the
 client sends again.
+
+A cancel request can be lost the same way (a verify once ran to its end
+while its client waited 30 s for the cancel's reply): the console and the
+Python client send it again until the node answers, and end with the
+goal's CANCELED result.
 """
 
 import pathlib
+import signal
 import sys
 import time
 
 from helpers.action_goals import finish, SUCCEEDED
+from helpers.copy_in_flight import (backups_held, console_process, temporary_files,
+                                    wait_for_backup_in_flight)
 from helpers.memory_services import create_clients
 from helpers.rosutil import unique_namespace, write_params_file
 from mira_memory import srv
@@ -45,13 +53,17 @@ def node(ros, tmp_path, request):
     namespace = unique_namespace('unsent')
     parameters = {'enabled': True, 'database_path': str(tmp_path / 'memory.sqlite3'),
                   'robot_profile': 'Mira'}
+    release = tmp_path / 'hold'  # backups held in flight while it exists (the cancel case)
     process = processes.Process(
         [sys.executable, str(UNSENT_MESSAGE_NODE), request.param,
+         *([str(release)] if request.param == 'cancel' else []),
          '--ros-args', '-r', f'__ns:={namespace}',
          '--params-file', write_params_file(tmp_path, parameters)],
         tmp_path / 'memory_node.log', name='memory_node')
     process.prefix = names.memory_node_name(namespace)
     process.unsent = request.param
+    process.release = release
+    process.copies = tmp_path / 'memory-copies'
     try:
         create_clients(ros, process.prefix)
         assert ros.wait_for_service(srv.AdminStatus, f'{process.prefix}/admin/status'), \
@@ -83,3 +95,50 @@ def test_a_message_not_sent_ends_neither_the_node_nor_its_goal(ros, node, tmp_pa
     assert node.running(), node.output()
     assert 'Traceback' not in node.output(), node.output()
     assert node.output().count(' goes on: ') == 1, node.output()
+
+
+LOST_CANCEL = 'the first cancel request was lost'
+CANCELED_MESSAGE = 'backup canceled (by its client); nothing was written'
+
+
+@pytest.mark.parametrize('node', ['cancel'], indirect=True)
+def test_the_client_sends_a_lost_cancel_request_again(node):
+    from mira_memory.client import MemoryClient
+    import rclpy
+    from rclpy.context import Context
+    context = Context()
+    rclpy.init(context=context)
+    script_node = rclpy.create_node('lost_cancel', context=context)
+    memory = MemoryClient(script_node, memory_node=node.prefix, timeout=60.0)
+    target = node.copies / 'backup.sqlite3'
+    try:
+        with backups_held(node.release):
+            job = memory.start_job('backup', Backup.Goal(path=str(target)))
+            deadline = time.monotonic() + 60
+            while not temporary_files(node.copies):
+                assert not job.done() and time.monotonic() < deadline, node.output()
+                job.spin(0.1)
+            result = job.cancel()
+    finally:
+        memory.destroy()
+        script_node.destroy_node()
+        rclpy.try_shutdown(context=context)
+    assert LOST_CANCEL in node.output()
+    assert (result.status, result.result.error_code) == ('canceled', 'canceled'), (
+        result.result.message)
+    assert result.result.message == CANCELED_MESSAGE
+    assert not target.exists() and temporary_files(node.copies) == []
+
+
+@pytest.mark.parametrize('node', ['cancel'], indirect=True)
+def test_the_consoles_ctrl_c_sends_a_lost_cancel_request_again(node, tmp_path):
+    target = node.copies / 'backup.sqlite3'
+    with backups_held(node.release):
+        console = console_process(node, tmp_path, 'backup', str(target))
+        wait_for_backup_in_flight(node, target, console)
+        console.process.send_signal(signal.SIGINT)
+        console.process.wait(timeout=60)
+    assert LOST_CANCEL in node.output()
+    assert console.poll() == 130, console.output()
+    assert console.output().splitlines()[-1] == CANCELED_MESSAGE, console.output()
+    assert not target.exists() and temporary_files(node.copies) == []
