@@ -46,6 +46,10 @@ MARKER_FILE = '.mira_memory_demo'
 DEFAULT_WORKDIR = pathlib.Path.home() / '.cache' / 'mira_memory' / 'demo'
 SPIN_STEP_SEC = 0.05
 CALL_TIMEOUT_SEC = 10.0
+# Every service the demo calls: the seed's entities while the run starts,
+# recall, status and the pending items once the episodes are over.
+CALLED_SERVICES = (names.ADMIN_ENTITY_FIND, names.RECALL_MEMORY, names.ADMIN_STATUS,
+                   names.ADMIN_PENDING)
 INDENT = ' ' * 11
 
 
@@ -165,6 +169,12 @@ class Observer:
         # The memory node of the demo's namespace, by its relative name.
         self.memory = MemoryClient(self.node, memory_node=names.MEMORY_NODE_NAME,
                                    timeout=CALL_TIMEOUT_SEC, executor=self.executor)
+        # Every client made now, before the nodes start: a new client is
+        # matched with the node's service by discovery, which then has the
+        # whole run instead of one call's 10 s (on a loaded machine a pending
+        # client made after the episodes was once not matched within them).
+        for service in CALLED_SERVICES:
+            self.memory.client(service)
 
     def wait_for_publishers(self, timeout):
         """Wait until cognition and attention (results) and perception are matched."""

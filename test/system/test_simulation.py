@@ -392,6 +392,21 @@ def test_autonomous_episode_recalls_but_cannot_remember(demo_run):
     ]
 
 
+def test_the_demo_makes_every_memory_client_before_the_nodes_start():
+    # A new client is matched with the node's service by discovery before its
+    # first call can go; made with the observer, before the nodes start, it
+    # has the whole run for that (a pending client made after the episodes
+    # was once not matched within its call's 10 s on a loaded machine).
+    observer = demo.Observer(unique_namespace('observer'))
+    try:
+        made = sorted(client.srv_name for client in observer.node.clients)
+    finally:
+        observer.close()
+    # Relative names: the memory node of the observer's namespace.
+    assert made == [f'memory/{service}' for service in (
+        'admin/entity_find', 'admin/pending', 'admin/status', 'recall_memory')]
+
+
 def test_cognition_has_recall_and_remember_clients(demo_run):
     clients = demo_run.clients_of(
         'cognition', lambda types: REMEMBER_TYPE in types and RECALL_TYPE in types)
