@@ -214,7 +214,12 @@ class OperatorEpisode(_Episode):
     def __init__(self, episode_id, acquisition_limit=ACQUISITION_ATTEMPTS):
         super().__init__(episode_id, acquisition_limit)
         self.current_turn = None
-        self._turn_ids = set()
+        # turn id -> its utterance, for every turn begun.
+        self._utterances = {}
+
+    def heard_before(self, turn_id, utterance):
+        """Return True for a turn begun before with exactly this utterance: the same turn again."""
+        return self._utterances.get(turn_id) == utterance
 
     def begin_turn(self, turn_id, utterance):
         """
@@ -223,9 +228,9 @@ class OperatorEpisode(_Episode):
         A turn id is used once per episode: reusing one would reopen that
         turn's single remember. Raises ValueError for a repeated id.
         """
-        if turn_id in self._turn_ids:
+        if turn_id in self._utterances:
             raise ValueError('turn id already used in this episode')
-        self._turn_ids.add(turn_id)
+        self._utterances[turn_id] = utterance
         self.current_turn = OperatorTurn(self.episode_id, turn_id, utterance)
         return self.current_turn
 

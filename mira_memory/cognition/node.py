@@ -205,11 +205,18 @@ class CognitionNode(Node):
             self._publish_marker(episode_id, turn_id, TURN_INVALID_IDS)
             return
         episode = self._episode(episode_id)
+        if episode.heard_before(turn_id, message.text):
+            # The operator's side sends a turn again until its marker comes
+            # (ros/operator_topics.py): this turn has run, and its marker is
+            # on the durable results topic.
+            self.get_logger().debug(f'heard turn {episode_id}/{turn_id} again; it ran once')
+            return
         try:
             turn = episode.begin_turn(turn_id, message.text)
         except ValueError:
             self.get_logger().warning(
-                f'ignored a repeated turn id: episode {episode_id} turn {turn_id}')
+                'ignored a repeated turn id with other words: '
+                f'episode {episode_id} turn {turn_id}')
             self._publish_marker(episode_id, turn_id, TURN_ID_REUSED)
             return
         # The model gets the context before this turn; the utterance comes on its own.

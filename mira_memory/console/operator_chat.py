@@ -108,7 +108,9 @@ class OperatorChat(Node):
         memory = self.absolute(self.settings['memory_node'])
         listeners = [self.settings['cognition_node']]
         remember = names.service_name(memory, names.REMEMBER)
-        if any(name == remember for name, _ in self.get_service_names_and_types()):
+        # Servers only: the graph's service names include those that only
+        # have clients (cognition's), and no memory node may be running.
+        if self.count_services(remember):
             listeners.append(memory)
         spin_until(self.executor_, lambda: self._topics.listeners_matched(listeners),
                    self.settings['start_timeout_sec'])
@@ -143,6 +145,7 @@ class OperatorChat(Node):
                 print(f'(no end of turn {key[0]}/{key[1]} from cognition within '
                       f'{self.settings["turn_timeout_sec"]:g} s)', file=out)
                 return None
+            self._topics.send_again_if_due()
             self.executor_.spin_once(timeout_sec=SPIN_STEP_SEC)
 
 

@@ -12,7 +12,9 @@ operator_source enclave, docs/trust.md). It runs the scenario once:
    heard itself, and its subscription is volatile: a turn published before
    it matched would never reach it).
 2. Publishes each scripted turn (episode_id, turn_id, text) and waits for
-   cognition's end-of-turn marker for it, with a deadline, before the next.
+   cognition's end-of-turn marker for it, with a deadline, before the next;
+   while it waits the turn goes again now and then (a listener may have
+   matched late, ros/operator_topics.py).
    Episode ids are "<run id>-<scenario episode name>" with a run id made
    when the node starts, so no two runs publish the same episode id.
 
@@ -109,11 +111,12 @@ class OperatorSource(Node):
         self._topics.say(episode_id, turn.id, turn.text)
         self.get_logger().info(f'operator {episode_id}/{turn.id}: {turn.text}')
         if not self._spin_until(lambda: key in self._finished_turns,
-                                self.settings['turn_timeout_sec']):
+                                self.settings['turn_timeout_sec'],
+                                every_step=self._topics.send_again_if_due):
             raise ScenarioFailed(f'no end-of-turn marker for {episode_id}/{turn.id}')
 
-    def _spin_until(self, condition, timeout):
-        return spin_until(self._executor, condition, timeout)
+    def _spin_until(self, condition, timeout, every_step=None):
+        return spin_until(self._executor, condition, timeout, every_step)
 
 
 def main(args=None):

@@ -216,13 +216,14 @@ class RosClient:
             while time.monotonic() < deadline:
                 executor.spin_once(timeout_sec=0.05)
 
-    def spin_until(self, condition, what, *, timeout, failure=None, logs=None):
+    def spin_until(self, condition, what, *, timeout, failure=None, logs=None, every_step=None):
         """
         Spin the client node until condition() is true; fail the test on timeout.
 
         failure() runs before every step and returns why waiting is pointless
         (a process under test died) or None; logs() goes into the timeout's
-        failure message.
+        failure message; every_step() runs before every step too (an
+        operator turn's RepeatedTurn.send_again_if_due).
         """
         deadline = time.monotonic() + timeout
         with self.spinning() as executor:
@@ -233,6 +234,8 @@ class RosClient:
                 reason = failure() if failure else None
                 if reason:
                     raise AssertionError(reason)
+                if every_step is not None:
+                    every_step()
                 executor.spin_once(timeout_sec=0.1)
 
     @contextlib.contextmanager

@@ -16,10 +16,12 @@ import signal
 import sys
 
 from helpers.rosutil import unique_namespace
+from helpers.scenarios import ADA_PREFERS_GREEN_TEA
 from mira_memory.client import names
 from mira_memory.cognition import scenario
 from mira_memory.cognition.runner import REMEMBER_RESENT
 from mira_memory.msg import OperatorUtterance, ToolResult
+from mira_memory.ros.operator_topics import RepeatedTurn
 from mira_memory.simulation import nodes as simulation
 from mira_memory.simulation import processes
 from mira_memory.srv import AdminStatus
@@ -30,27 +32,6 @@ pytestmark = pytest.mark.ros
 
 WAIT = 120.0
 PROXY = pathlib.Path(__file__).resolve().parents[1] / 'helpers' / 'drop_first_reply_proxy.py'
-SCENARIO = """
-[[seed.entities]]
-type = "person"
-name = "Ada Lovelace"
-aliases = []
-
-[[episodes]]
-name = "e1"
-
-[[episodes.turns]]
-id = "t1"
-text = "Ada Lovelace prefers green tea."
-[[episodes.turns.calls]]
-tool = "recall_memory"
-arguments = '{"query": "Ada Lovelace"}'
-[[episodes.turns.calls]]
-tool = "remember"
-arguments = '''{"kind": "preference", "subject": "Ada Lovelace", "predicate": "prefers_drink",
-  "value": "green tea", "related_entity": null, "related_role": null,
-  "evidence": "Ada Lovelace prefers green tea"}'''
-"""
 
 
 class Proxy(processes.Process):
@@ -75,7 +56,7 @@ class Proxy(processes.Process):
 def test_cognition_gets_the_first_answer_when_the_replies_are_lost(ros, tmp_path):
     namespace = unique_namespace('lost')
     scenario_file = tmp_path / 'scenario.toml'
-    scenario_file.write_text(SCENARIO)
+    scenario_file.write_text(ADA_PREFERS_GREEN_TEA)
     specs = {spec.name: spec for spec in simulation.simulation_nodes(
         database_path=str(tmp_path / 'memory.sqlite3'), scenario_file=str(scenario_file),
         namespace=namespace, call_timeout_sec=6.0)}
@@ -107,13 +88,14 @@ def test_cognition_gets_the_first_answer_when_the_replies_are_lost(ros, tmp_path
         ros.spin_until(lambda: publisher.get_subscription_count() >= 2,
                        'cognition and memory to hear turns', timeout=WAIT, logs=logs)
         episode_id = scenario.operator_episode_id(scenario.new_run_id(), 'e1')
-        publisher.publish(OperatorUtterance(
+        turn = RepeatedTurn(publisher, OperatorUtterance(
             episode_id=episode_id, turn_id='t1', text='Ada Lovelace prefers green tea.'))
 
         def marker():
             return next((message for message in results
                          if message.outcome == ToolResult.OUTCOME_TURN_COMPLETE), None)
-        ros.spin_until(marker, 'the end of the turn', timeout=WAIT, logs=logs)
+        ros.spin_until(marker, 'the end of the turn', timeout=WAIT, logs=logs,
+                       every_step=turn.send_again_if_due)
         status = ros.settle(AdminStatus, names.service_name(
             names.memory_node_name(namespace), names.ADMIN_STATUS), timeout=WAIT)
         proxy, cognition_log = started[-1], started[2].output()

@@ -22,6 +22,7 @@ from helpers.rosutil import executable, NodeProcess
 from mira_memory.cognition import chat
 from mira_memory.cognition import tools
 from mira_memory.msg import OperatorUtterance, ToolResult
+from mira_memory.ros.operator_topics import RepeatedTurn
 from mira_memory.wire import HISTORY_SUBSCRIBER_QOS
 import pytest
 
@@ -60,8 +61,9 @@ class Rig:
         present = any(info.node_name == 'cognition' for info in infos)
         return present and self._publisher.get_subscription_count() >= len(infos)
 
-    def spin_until(self, condition, what):
-        self.ros.spin_until(condition, what, timeout=WAIT, failure=self._failure, logs=self.logs)
+    def spin_until(self, condition, what, every_step=None):
+        self.ros.spin_until(condition, what, timeout=WAIT, failure=self._failure, logs=self.logs,
+                            every_step=every_step)
 
     def _failure(self):
         if self.cognition.process.poll() is not None:
@@ -70,9 +72,10 @@ class Rig:
 
     def say(self, episode_id, turn_id, utterance):
         """Publish one operator turn; return (tool results, end-of-turn marker)."""
-        self._publisher.publish(
-            OperatorUtterance(episode_id=episode_id, turn_id=turn_id, text=utterance))
-        self.spin_until(lambda: self.marker(episode_id, turn_id), f'turn {turn_id}')
+        turn = RepeatedTurn(self._publisher, OperatorUtterance(
+            episode_id=episode_id, turn_id=turn_id, text=utterance))
+        self.spin_until(lambda: self.marker(episode_id, turn_id), f'turn {turn_id}',
+                        every_step=turn.send_again_if_due)
         results = [message for message in self.results
                    if (message.episode_id, message.turn_id) == (episode_id, turn_id)]
         return results[:-1], self.marker(episode_id, turn_id)
@@ -327,8 +330,10 @@ def test_stopping_cognition_while_the_model_thinks_is_a_clean_exit(ros, server, 
         ros.spin_until(lambda: publisher.get_subscription_count() > 0,
                        'cognition to subscribe to operator/utterance', timeout=WAIT,
                        logs=process.output)
-        publisher.publish(OperatorUtterance(episode_id='e1', turn_id='t1', text='Hello?'))
-        server.wait_for_requests(before + 1, timeout=WAIT)
+        turn = RepeatedTurn(publisher, OperatorUtterance(episode_id='e1', turn_id='t1',
+                                                         text='Hello?'))
+        ros.spin_until(lambda: len(server.requests) > before, 'the model request',
+                       timeout=WAIT, logs=process.output, every_step=turn.send_again_if_due)
         assert process.stop() == 0, process.output()
     finally:
         ros.node.destroy_publisher(publisher)

@@ -17,6 +17,7 @@ from mira_memory.cognition import scenario
 from mira_memory.cognition.runner import CALL_ATTEMPTS, REMEMBER_RESENT
 from mira_memory.msg import MemoryLink, OperatorUtterance, ToolResult
 from mira_memory.ros import node_runner
+from mira_memory.ros.operator_topics import RepeatedTurn
 from mira_memory.simulation import demo
 from mira_memory.simulation import nodes as simulation
 from mira_memory.simulation import processes
@@ -134,8 +135,9 @@ class Simulation:
         """Call a read-only service, repeating it if a reply is lost (RosClient.settle)."""
         return self.ros.settle(service_type, self.service(node, name), request, timeout=WAIT)
 
-    def spin_until(self, condition, what):
-        self.ros.spin_until(condition, what, timeout=WAIT, failure=self._failure, logs=self.logs)
+    def spin_until(self, condition, what, every_step=None):
+        self.ros.spin_until(condition, what, timeout=WAIT, failure=self._failure, logs=self.logs,
+                            every_step=every_step)
 
     def _failure(self):
         for process in self.processes.values():
@@ -163,10 +165,12 @@ class Simulation:
         self.spin_until(lambda: published() is not None, f'a result of episode {name}')
         return published()
 
-    def wait_for_turn(self, episode_id, turn_id):
+    def wait_for_turn(self, episode_id, turn_id, turn=None):
+        """Wait for a turn's marker; turn (a RepeatedTurn) goes again meanwhile."""
         self.spin_until(
             lambda: self.marker(ToolResult.OUTCOME_TURN_COMPLETE, episode_id, turn_id),
-            f'the end of turn {episode_id}/{turn_id}')
+            f'the end of turn {episode_id}/{turn_id}',
+            every_step=turn.send_again_if_due if turn else None)
         return self.marker(ToolResult.OUTCOME_TURN_COMPLETE, episode_id, turn_id)
 
     def tool_results(self, tool, kind=ToolResult.EPISODE_OPERATOR):
@@ -218,8 +222,9 @@ def say(sim, episode_id, turn_id, text):
     try:
         sim.spin_until(lambda: publisher.get_subscription_count() >= listeners,
                        'cognition and memory to subscribe')
-        publisher.publish(OperatorUtterance(episode_id=episode_id, turn_id=turn_id, text=text))
-        return sim.wait_for_turn(episode_id, turn_id)
+        turn = RepeatedTurn(publisher, OperatorUtterance(
+            episode_id=episode_id, turn_id=turn_id, text=text))
+        return sim.wait_for_turn(episode_id, turn_id, turn)
     finally:
         sim.ros.node.destroy_publisher(publisher)
 
@@ -312,7 +317,9 @@ def test_a_repeated_turn_id_is_not_run_again(demo_run):
     repeated = ToolResult.OUTCOME_TURN_COMPLETE, e1, 't1'
     demo_run.results[:] = [message for message in demo_run.results
                            if (message.outcome, message.episode_id, message.turn_id) != repeated]
-    marker = say(demo_run, e1, 't1', 'Ada Lovelace prefers green tea.')
+    # The same id with other words (the same turn again gets no marker:
+    # test/node/test_cognition_turns.py).
+    marker = say(demo_run, e1, 't1', 'Ada Lovelace prefers black tea.')
     assert (marker.reason, marker.text) == ('turn_id_reused', '')
     assert len(demo_run.tool_results('remember')) == before
 
@@ -331,12 +338,13 @@ def test_a_call_without_reply_is_bounded_and_never_blocks_the_node(ros, tmp_path
     try:
         sim.spin_until(lambda: publisher.get_subscription_count() > 0, 'cognition')
         e1 = scenario.operator_episode_id(scenario.new_run_id(), 'e1')
-        publisher.publish(OperatorUtterance(
+        turn = RepeatedTurn(publisher, OperatorUtterance(
             episode_id=e1, turn_id='t1', text='Ada Lovelace prefers green tea.'))
         # While the remember call (and its one retry) waits for its deadline,
         # the same single-threaded node still serves working memory.
         sim.spin_until(lambda: f'operator {e1}/t1: Ada Lovelace prefers green tea.' in sim.read(
-            WorkingMemoryShow, 'cognition', 'working_memory/show').entries, 'the turn to start')
+            WorkingMemoryShow, 'cognition', 'working_memory/show').entries, 'the turn to start',
+            every_step=turn.send_again_if_due)
         pending = sim.marker(ToolResult.OUTCOME_TURN_COMPLETE, e1, 't1')
         marker = sim.wait_for_turn(e1, 't1')
         output = sim.processes['cognition'].output()
