@@ -108,9 +108,12 @@ class OperatorChat(Node):
         memory = self.absolute(self.settings['memory_node'])
         listeners = [self.settings['cognition_node']]
         remember = names.service_name(memory, names.REMEMBER)
-        # Servers only: the graph's service names include those that only
-        # have clients (cognition's), and no memory node may be running.
-        if self.count_services(remember):
+        # The graph's names include a service that only has clients: cognition's
+        # remember client counts too, so the first turn of a fresh chat waits
+        # for a memory node this process has not discovered yet (the memory
+        # node waits only observed_turn_wait_sec for a turn, less than the
+        # first resend). Without a memory node the wait is start_timeout_sec.
+        if any(name == remember for name, _ in self.get_service_names_and_types()):
             listeners.append(memory)
         spin_until(self.executor_, lambda: self._topics.listeners_matched(listeners),
                    self.settings['start_timeout_sec'])

@@ -83,13 +83,13 @@ def test_operator_chat_sends_a_turn_again_that_cognition_lost(tmp_path):
     cognition = cognition_that_loses_a_turn(
         simulation_specs(namespace, tmp_path)['cognition'], tmp_path)
     try:
-        # Turns of a chat episode have no scripted calls: each ends at once.
-        # No memory node runs (cognition's client of it is no reason to wait
-        # for one before a turn): the start timeout is never reached.
+        # A turn of a chat episode has no scripted calls: it ends at once. No
+        # memory node runs, and cognition's client of one makes the chat wait
+        # start_timeout_sec for it before the turn.
         result = subprocess.run(
             [executable('operator_chat'), '--ros-args', '-r', f'__ns:={namespace}',
-             '-p', 'turn_timeout_sec:=60.0', '-p', 'start_timeout_sec:=600.0'],
-            input='Hello, Mira.\nThank you.\n/quit\n', capture_output=True, text=True,
+             '-p', 'turn_timeout_sec:=60.0', '-p', 'start_timeout_sec:=10.0'],
+            input='Hello, Mira.\n/quit\n', capture_output=True, text=True,
             timeout=WAIT)
     finally:
         cognition.stop()
