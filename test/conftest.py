@@ -212,9 +212,17 @@ def middleware_profile(tmp_path_factory):
     return profiles.use_for_every_process(tmp_path_factory.getbasetemp())
 
 
-@pytest.fixture(scope='session')
+@pytest.fixture(scope='module')
 def ros():
-    """Session-wide test client node in a private rclpy context."""
+    """
+    Return a test client node in a private rclpy context, one per test module.
+
+    A module's own DDS participant, not one per worker for the whole run: a
+    participant that outlives a few hundred node processes (many of them
+    killed) was seen, on Kilted, deaf to the endpoints of a process started
+    later, and hung for minutes destroying a client. A fresh one per module
+    costs a participant's start-up, and bounds what a module inherits.
+    """
     from helpers.rosutil import RosClient
     client = RosClient()
     yield client
