@@ -88,15 +88,25 @@ def start(module_name, interrupted_exit_code=0, entry='main'):
     # thread's Python stack in the log; SIGUSR1 prints them on demand.
     faulthandler.enable(all_threads=True)
     faulthandler.register(signal.SIGUSR1, all_threads=True)
+    # The imports run finalizers (importlib's module-lock callbacks): a
+    # KeyboardInterrupt raised inside one is dropped there, and the signal
+    # would be lost. It is noted (_stop_signals) and ends the start below,
+    # or the node's spin at its first wait (_wake_on_stop_signals).
+    hook = sys.unraisablehook
+    sys.unraisablehook = quiet_interrupts_in_finalizers(hook)
     try:
         # Inside the try: a SIGINT that lands between installing the handler
         # and the import is a quiet stop too (a coverage run, which slows
         # every line, showed it as a traceback and exit -2).
-        signal.signal(signal.SIGINT, signal.default_int_handler)
+        signal.signal(signal.SIGINT, _stop_signal)
         type_support.load_runtime_only()
         module = importlib.import_module(module_name)
     except KeyboardInterrupt:
         return interrupted_exit_code
+    finally:
+        sys.unraisablehook = hook
+    if stop_signal_received():
+        return interrupted_exit_code  # raised inside a finalizer, and dropped there
     exit_after_cleanup(getattr(module, entry)())
 
 

@@ -12,7 +12,9 @@ import io
 import itertools
 import os
 import pathlib
+import shutil
 import signal
+import subprocess
 import tempfile
 import time
 
@@ -94,7 +96,9 @@ class NodeProcess(processes.Process):
 
         A process that ignored sig is asked for its threads' stacks
         (SIGUSR1: node_runner.start's faulthandler) before it is stopped
-        harder, so that the failure shows where it waited.
+        harder, so that the failure shows where it waited; where gdb is
+        installed, their native stacks too (a wait inside the middleware
+        holds the GIL, and Python's stack ends at the call into it).
         """
         if self.process.poll() is None:
             self.stopped_by = sig
@@ -102,9 +106,24 @@ class NodeProcess(processes.Process):
             if super().wait(timeout) is None:
                 self.process.send_signal(signal.SIGUSR1)
                 time.sleep(1.0)
+                native = native_stacks(self.process.pid)
                 super().stop(first=signal.SIGTERM, timeout=timeout)
-                raise AssertionError(self.describe(f'ignored {sig!r}'))
+                raise AssertionError(self.describe(f'ignored {sig!r}') + native)
         return self.process.returncode
+
+
+def native_stacks(pid):
+    """Return every thread's native stack of process pid, from gdb; '' without gdb."""
+    gdb = shutil.which('gdb')
+    if gdb is None:
+        return ''
+    try:
+        result = subprocess.run(
+            [gdb, '-batch', '-nx', '-p', str(pid), '-ex', 'thread apply all bt'],
+            capture_output=True, text=True, timeout=60)
+    except subprocess.TimeoutExpired:
+        return '\n--- native stacks: gdb did not answer within 60 s ---'
+    return f'\n--- native stacks (gdb -p {pid}) ---\n{result.stdout}'
 
 
 class RosClient:

@@ -136,6 +136,37 @@ def test_that_error_without_a_stop_signal_is_still_a_failure(tmp_path):
     assert 'SystemError: send_cancel_response returned a result with an exception set' in output
 
 
+# An executable's module whose import runs a finalizer that gets SIGINT, as
+# importlib's module-lock callback did (a node started with SIGINT ignored,
+# stopped while it loaded; Kilted, loaded): the interrupt is dropped there.
+WHILE_LOADING_PROBE = """
+import os
+import signal
+import time
+
+
+class SignalInFinalizer:
+    def __del__(self):
+        os.kill(os.getpid(), signal.SIGINT)
+        # Python runs the handler here, inside __del__, at the next bytecode.
+        for _ in range(100):
+            time.sleep(0.05)
+
+
+SignalInFinalizer()  # dropped at once: __del__ runs while the module loads
+
+
+def main():
+    print('the node ran', flush=True)
+    return 3
+"""
+
+
+def test_a_sigint_dropped_in_a_finalizer_while_the_modules_load_still_stops_the_start(tmp_path):
+    result = run_probe(tmp_path, 'while_loading_probe', WHILE_LOADING_PROBE)
+    assert (result.returncode, result.stdout, result.stderr) == (0, '', '')
+
+
 AFTER_THE_SPIN_PROBE = """
 import os
 import signal
