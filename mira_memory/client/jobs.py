@@ -8,11 +8,14 @@ sight, with no fixed limit: a backup of a large file takes what it takes),
 cancel() asks the node to stop and returns what it says was left behind.
 """
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 import time
 import uuid
 
-from action_msgs.msg import GoalStatus
+from action_msgs.msg import GoalInfo, GoalStatus
+from action_msgs.srv import CancelGoal
+from rclpy.action.client import ClientGoalHandle
+from unique_identifier_msgs.msg import UUID
 
 SPIN_STEP_SEC = 0.1
 # How long the action server may be out of sight before a job is given up.
@@ -58,6 +61,56 @@ class JobResult:
 def goal_id_text(goal_id):
     """Return a goal id (unique_identifier_msgs/UUID) as text."""
     return str(uuid.UUID(bytes=bytes(goal_id.uuid)))
+
+
+def new_goal_id():
+    """Return a fresh goal id, for send_goal_async(..., goal_uuid=...)."""
+    return UUID(uuid=list(uuid.uuid4().bytes))
+
+
+@dataclass(frozen=True)
+class _AssumedAcceptance:
+    """The goal response a handle needs (accepted, stamp), for a response not received."""
+
+    accepted: bool = True
+    stamp: object = field(default_factory=lambda: GoalInfo().stamp)
+
+
+# Cancel replies that show the node has the goal: canceling it, refused
+# (past its commit point) or already ended. ERROR_UNKNOWN_GOAL_ID does not.
+_GOAL_KNOWN = frozenset({CancelGoal.Response.ERROR_NONE, CancelGoal.Response.ERROR_REJECTED,
+                         CancelGoal.Response.ERROR_GOAL_TERMINATED})
+
+
+def cancel_before_acceptance(action_client, goal_id, sending, spin_once, deadline):
+    """
+    Cancel the goal goal_id, sent as sending, whose acceptance has not come; return its handle.
+
+    The reply to a goal can come late or be lost, while the node runs the
+    job. The goal's id is the sender's own (new_goal_id), so its cancel
+    needs no acceptance: the request goes every CANCEL_RESEND_SEC until a
+    reply shows the node has the goal (the goal's request and the cancel
+    travel on different topics; the cancel can arrive first), or the
+    acceptance comes. Return a handle the caller cancels and waits on as
+    any other (cancel_until_ended); None when the node rejected the goal.
+    Raise JobError at deadline.
+    """
+    # A handle for the id alone: rclpy's cancel and result requests carry only the id.
+    unconfirmed = ClientGoalHandle(action_client, goal_id, _AssumedAcceptance())
+    requests = []
+    sent_at = None
+    while not sending.done():
+        if any(request.done() and request.result().return_code in _GOAL_KNOWN
+               for request in requests):
+            return unconfirmed
+        if time.monotonic() > deadline:
+            raise JobError('no answer to the goal')
+        if sent_at is None or time.monotonic() - sent_at >= CANCEL_RESEND_SEC:
+            requests.append(unconfirmed.cancel_goal_async())
+            sent_at = time.monotonic()
+        spin_once()
+    handle = sending.result()
+    return handle if handle.accepted else None
 
 
 class Job:

@@ -21,7 +21,8 @@ import time
 
 from action_msgs.msg import GoalStatus
 from mira_memory.client import names
-from mira_memory.client.jobs import (cancel_until_ended, CANCEL_WAIT_SEC, goal_id_text, JobError,
+from mira_memory.client.jobs import (cancel_before_acceptance, cancel_until_ended,
+                                     CANCEL_WAIT_SEC, goal_id_text, JobError, new_goal_id,
                                      SERVER_GONE_SEC)
 from mira_memory.console.progress import ProgressDisplay, UNITS
 from mira_memory.console.visible import visible
@@ -128,8 +129,10 @@ def _run_goal(session, node, name, goal, *, no_wait, stderr, deadline):
     if not client.wait_for_server(timeout_sec=max(deadline - time.monotonic(), 0.0)):
         raise JobError(f'no memory node offers the {name} action at {action}')
     display = ProgressDisplay(stderr, name)
+    # The console's own goal id: a Ctrl-C before the acceptance can cancel it.
+    goal_id = new_goal_id()
     sending = client.send_goal_async(goal, feedback_callback=lambda message: _show(
-        display, message.feedback))
+        display, message.feedback), goal_uuid=goal_id)
     try:
         _spin_until(session, sending.done, deadline, f'the node did not accept the {name} goal')
         handle = _accepted(sending, name)
@@ -142,19 +145,20 @@ def _run_goal(session, node, name, goal, *, no_wait, stderr, deadline):
     except KeyboardInterrupt:
         _interrupts.mark_seen()
         display.close()
-        # Also when the goal was on its way: once accepted, it is canceled.
-        deadline = time.monotonic() + CANCEL_WAIT_SEC
+        print(f'canceling the {name} (goal {goal_id_text(goal_id)}) ...',
+              file=stderr, flush=True)
         try:
-            _spin_until(session, sending.done, deadline, 'no answer to the goal')
-        except (JobError, KeyboardInterrupt):
-            raise JobCanceled(name, '', f'interrupted: the {name} may have started on the node '
-                              '(memory jobs shows it)') from None
-        handle = sending.result()
-        if not handle.accepted:
+            handle = cancel_before_acceptance(client, goal_id, sending,
+                                              lambda: _spin_once(session),
+                                              time.monotonic() + CANCEL_WAIT_SEC)
+        except (JobError, KeyboardInterrupt) as error:
+            given_up = _gave_up(error, name, 'may have started', stderr)
+            raise JobCanceled(name, '', given_up) from None
+        if handle is None:
             raise
-        goal_id = goal_id_text(handle.goal_id)
-        raise JobCanceled(name, goal_id, _cancel(session, handle, handle.get_result_async(),
-                                                 name, stderr)) from None
+        raise JobCanceled(name, goal_id_text(goal_id),
+                          _cancel(session, handle, handle.get_result_async(), name,
+                                  stderr)) from None
     finally:
         display.close()
     answer = result.result()
@@ -212,20 +216,22 @@ def _wait_for_result(session, client, result, name):
                            'whatever it had written was not put in place')
 
 
+def _gave_up(error, name, running, stderr):
+    """Return the line of a cancel given up (a second Ctrl-C, or no answer in time)."""
+    if isinstance(error, KeyboardInterrupt):
+        _interrupts.mark_seen()
+        print(file=stderr)  # past the terminal's ^C
+    reason = 'interrupted again' if isinstance(error, KeyboardInterrupt) else str(error)
+    return f'{reason}: the {name} {running} on the node (memory jobs shows it)'
+
+
 def _cancel(session, handle, result, name, stderr):
     """Cancel the goal and return what the node says was left behind (one line)."""
-    print(f'canceling the {name} (goal {goal_id_text(handle.goal_id)}) ...',
-          file=stderr, flush=True)
     try:
         cancel_until_ended(handle, result, lambda: _spin_once(session),
                            time.monotonic() + CANCEL_WAIT_SEC)
     except (JobError, KeyboardInterrupt) as error:
-        if isinstance(error, KeyboardInterrupt):
-            _interrupts.mark_seen()
-            print(file=stderr)  # past the terminal's ^C
-        reason = 'interrupted again' if isinstance(error, KeyboardInterrupt) else str(error)
-        return (f'{reason}: the {name} may still be running on the node '
-                '(memory jobs shows it)')
+        return _gave_up(error, name, 'may still be running', stderr)
     answer = result.result()
     if answer.status == GoalStatus.STATUS_SUCCEEDED:
         return f'the {name} had already finished: {answer.result.message}'

@@ -14,8 +14,10 @@ While a job runs a timer publishes its feedback every FEEDBACK_PERIOD_SEC
 (phase, items done of total, bytes written, elapsed, an estimate of the
 time left: core.archive.progress). An accepted cancel stops the job within
 a second; the goal ends CANCELED with error_code canceled and the job's
-partial file removed. A cancel that comes once the job has passed its
-commit point (memory/copy_worker.py) is refused, and the goal succeeds.
+partial file removed. A cancel that comes between the goal's acceptance
+and its job's start is accepted too: the goal then ends CANCELED without
+running. A cancel that comes once the job has passed its commit point
+(memory/copy_worker.py) is refused, and the goal succeeds.
 Deactivate, cleanup and shutdown of the managed node stop the job the same
 way (CopyWorker.stop); its goal ends ABORTED with error_code canceled, as
 Nav2's servers abort their goals on deactivate.
@@ -46,6 +48,9 @@ class AdminActions:
 
     def __init__(self, node):
         self._node = node
+        # Goals accepted whose execute coroutine has not begun: rclpy runs it
+        # as a task of a later executor step, and a cancel can come first.
+        self._not_begun = set()
         self._servers = {
             name: ActionServer(node, action_type, f'~/admin/{name}', self._execute_callback(name),
                                cancel_callback=self._on_cancel,
@@ -65,7 +70,10 @@ class AdminActions:
         # An accepted cancel stops the job within a second and its execute
         # coroutine ends the goal CANCELED; a job past its commit point
         # (copy_worker) refuses it and its goal succeeds.
-        if self._node._copies.cancel(_goal_id(goal_handle)):
+        # A goal whose job has not started yet ends CANCELED when its
+        # execute coroutine begins (_execute), so its cancel counts too.
+        goal_id = _goal_id(goal_handle)
+        if goal_id in self._not_begun or self._node._copies.cancel(goal_id):
             return CancelResponse.ACCEPT
         return CancelResponse.REJECT
 
@@ -73,6 +81,7 @@ class AdminActions:
         # rclpy's own accepted callback, goal_handle.execute(), publishes the
         # EXECUTING status and then schedules the execute coroutine; when the
         # publish fails, the goal is executing but nothing would ever run it.
+        self._not_begun.add(_goal_id(goal_handle))
         try:
             goal_handle.execute()
         except Exception as error:
@@ -117,8 +126,15 @@ class AdminActions:
         node = self._node
         result = ACTION_TYPES[name].Result()
         goal_id = _goal_id(goal_handle)
+        self._not_begun.discard(goal_id)
         refusal = node._refusal()
         service = node.service
+        if goal_handle.is_cancel_requested:
+            # Canceled before its job started (_on_cancel): nothing was written.
+            responses.fill_canceled(result, name, 'by its client')
+            self._end(name, goal_handle, goal_handle.canceled)
+            node.get_logger().info(f'{name} goal {goal_id}: {result.message}')
+            return result
         if refusal is not None:
             responses.fill_admin_unavailable(result, refusal)
         elif not service.enabled:

@@ -17,6 +17,7 @@ import contextlib
 import gc
 import os
 import threading
+import time
 
 from helpers.rosutil import unique_namespace
 from mira_memory.client import names
@@ -44,6 +45,9 @@ class InProcessNode:
         # and exit 1: an exception out of spinning or out of destroy_node.
         self.failure = None
         self._stopping = threading.Event()
+        # paused(): the spin thread waits on _pause_requested outside _step.
+        self._pause_requested = threading.Event()
+        self._step = threading.Lock()
         self._thread = threading.Thread(target=self._spin, name=f'spin {self.prefix}',
                                         daemon=True)
         self._thread.start()
@@ -52,11 +56,32 @@ class InProcessNode:
         from rclpy.executors import ExternalShutdownException
         try:
             while not self._stopping.is_set() and self.context.ok():
-                self.executor.spin_once(timeout_sec=0.05)
+                if self._pause_requested.is_set():
+                    time.sleep(0.01)
+                    continue
+                with self._step:
+                    self.executor.spin_once(timeout_sec=0.05)
         except ExternalShutdownException:
             pass  # the context shut down: node_runner.run ends its spin the same way
         except Exception as error:  # the process would end with a traceback, exit 1
             self.failure = error
+
+    @contextlib.contextmanager
+    def paused(self):
+        """
+        Hold the node's executor still for the block; it takes what came meanwhile after.
+
+        Requests sent inside the block are delivered at once (one DDS
+        participant) and wait in the node's readers, so the node takes
+        them in the same step, as a loaded node takes requests that arrived
+        together.
+        """
+        self._pause_requested.set()
+        try:
+            with self._step:
+                yield
+        finally:
+            self._pause_requested.clear()
 
     def running(self):
         """Return True until stop()."""

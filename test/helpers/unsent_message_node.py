@@ -19,9 +19,14 @@ the publish or the reply. MESSAGE is one of:
   sends it: Fast DDS fails the reply's write the same way);
 - cancel: a goal's cancel request, taken by the action server and never
   answered, as one the middleware did not deliver (its loss prints
-  LOST_CANCEL). `unsent_message_node.py cancel RELEASE ...` also holds
-  backups in flight while RELEASE exists (held_copy_node.py), so that a
-  goal runs long enough to be canceled twice.
+  LOST_CANCEL);
+- accept: a goal's acceptance (the reply to its goal request), never
+  sent, as one the middleware did not deliver: the goal runs while its
+  client has no answer (its loss prints LOST_ACCEPTANCE).
+
+`unsent_message_node.py cancel|accept RELEASE ...` also holds backups in
+flight while RELEASE exists (held_copy_node.py), so that a goal runs long
+enough to be canceled (twice).
 
 Every later message of the kind is sent.
 """
@@ -33,13 +38,16 @@ from held_copy_node import hold_backups
 from mira_memory.ros import node_runner
 
 LOST_CANCEL = 'the first cancel request was lost (test/helpers/unsent_message_node.py)'
+LOST_ACCEPTANCE = "the first goal's acceptance was lost (test/helpers/unsent_message_node.py)"
+# The kinds whose goal must stay in flight until the test releases it.
+HELD = ('cancel', 'accept')
 
 NOT_SENT = 'cannot publish data (test/helpers/unsent_message_node.py)'
 
 
 def main():
     message = sys.argv.pop(1)
-    if message == 'cancel':
+    if message in HELD:
         hold_backups(pathlib.Path(sys.argv.pop(1)))
     from rclpy.action.server import ActionServer, GoalEvent, ServerGoalHandle
     from rclpy.impl.implementation_singleton import rclpy_implementation
@@ -93,7 +101,16 @@ def main():
             return None
         return await execute_cancel_request(server, request_header_and_message)
 
+    send_goal_response = rclpy_implementation.ActionServer.send_goal_response
+
+    def send_goal_response_lost(server_handle, header, response):
+        if response.accepted and fails('accept'):
+            print(LOST_ACCEPTANCE, flush=True)
+            return None
+        return send_goal_response(server_handle, header, response)
+
     ActionServer._execute_cancel_request = execute_cancel_request_lost
+    rclpy_implementation.ActionServer.send_goal_response = send_goal_response_lost
     ServerGoalHandle._update_state = update_state_unsent
     ServerGoalHandle.publish_feedback = publish_feedback_unsent
     Publisher.publish = publish_unsent

@@ -14,7 +14,8 @@ client sends again.
 A cancel request can be lost the same way (a verify once ran to its end
 while its client waited 30 s for the cancel's reply): the console and the
 Python client send it again until the node answers, and end with the
-goal's CANCELED result.
+goal's CANCELED result. So can a goal's acceptance, while the node runs
+the job: the console's Ctrl-C cancels the goal by the id it gave it.
 """
 
 import pathlib
@@ -43,6 +44,10 @@ WARNINGS = {
     'diagnostics': 'a message was not sent and the node goes on: Failed to publish',
     'reply': 'a message was not sent and the node goes on: failed to send response',
 }
+LOST_CANCEL = 'the first cancel request was lost'
+LOST_ACCEPTANCE = "the first goal's acceptance was lost"
+# The kinds whose goals the node holds in flight (unsent_message_node.HELD).
+HELD = ('cancel', 'accept')
 # A goal that is never run would wait for good: the failure, not a hang.
 GOAL_TIMEOUT_SEC = 60
 
@@ -53,10 +58,10 @@ def node(ros, tmp_path, request):
     namespace = unique_namespace('unsent')
     parameters = {'enabled': True, 'database_path': str(tmp_path / 'memory.sqlite3'),
                   'robot_profile': 'Mira'}
-    release = tmp_path / 'hold'  # backups held in flight while it exists (the cancel case)
+    release = tmp_path / 'hold'  # backups held in flight while it exists (cancel, accept)
     process = processes.Process(
         [sys.executable, str(UNSENT_MESSAGE_NODE), request.param,
-         *([str(release)] if request.param == 'cancel' else []),
+         *([str(release)] if request.param in HELD else []),
          '--ros-args', '-r', f'__ns:={namespace}',
          '--params-file', write_params_file(tmp_path, parameters)],
         tmp_path / 'memory_node.log', name='memory_node')
@@ -97,7 +102,6 @@ def test_a_message_not_sent_ends_neither_the_node_nor_its_goal(ros, node, tmp_pa
     assert node.output().count(' goes on: ') == 1, node.output()
 
 
-LOST_CANCEL = 'the first cancel request was lost'
 CANCELED_MESSAGE = 'backup canceled (by its client); nothing was written'
 
 
@@ -130,15 +134,21 @@ def test_the_client_sends_a_lost_cancel_request_again(node):
     assert not target.exists() and temporary_files(node.copies) == []
 
 
-@pytest.mark.parametrize('node', ['cancel'], indirect=True)
-def test_the_consoles_ctrl_c_sends_a_lost_cancel_request_again(node, tmp_path):
+# What each node of the console's tests loses (unsent_message_node.py).
+LOST = {'cancel': LOST_CANCEL, 'accept': LOST_ACCEPTANCE}
+
+
+@pytest.mark.parametrize('node', sorted(LOST), indirect=True)
+def test_the_consoles_ctrl_c_cancels_when_a_cancel_or_an_acceptance_is_lost(node, tmp_path):
+    # cancel: the first cancel request is lost, the console sends it again.
+    # accept: the goal's acceptance is lost, the console cancels the id it gave the goal.
     target = node.copies / 'backup.sqlite3'
     with backups_held(node.release):
         console = console_process(node, tmp_path, 'backup', str(target))
         wait_for_backup_in_flight(node, target, console)
         console.process.send_signal(signal.SIGINT)
         console.process.wait(timeout=60)
-    assert LOST_CANCEL in node.output()
+    assert LOST[node.unsent] in node.output(), console.output()
     assert console.poll() == 130, console.output()
     assert console.output().splitlines()[-1] == CANCELED_MESSAGE, console.output()
     assert not target.exists() and temporary_files(node.copies) == []
