@@ -23,7 +23,7 @@ ROSDEP_KEYS = {
     'pytest': 'python3-pytest', 'hypothesis': 'python3-hypothesis',
     'ament_flake8': 'ament_flake8', 'ament_pep257': 'ament_pep257',
     'action_msgs': 'action_msgs', 'tqdm': 'python3-tqdm', 'pexpect': 'python3-pexpect',
-    'boto3': 'python3-boto3',
+    'boto3': 'python3-boto3', 'unique_identifier_msgs': 'unique_identifier_msgs',
 }
 # Imported, deliberately not declared (see package.xml and docs/model.md).
 UNDECLARED = {'openai'}
@@ -42,9 +42,8 @@ LOCAL = {'helpers'} | {path.stem for path in (ROOT / 'test').glob('*.py')} | {
 # the `ros2 launch` command, the launch_testing CMake glue and the pytest
 # runner; the linters are imported by name through pytest.importorskip
 # (test/unit/test_lint.py).
-# unique_identifier_msgs: the goal ids of the generated action interfaces.
 NOT_IMPORTED = {'rosidl_default_runtime', 'ros2launch', 'launch_testing_ament_cmake',
-                'ament_cmake_pytest', 'ament_flake8', 'ament_pep257', 'unique_identifier_msgs'}
+                'ament_cmake_pytest', 'ament_flake8', 'ament_pep257'}
 # Run by hand only (bench/README.md), never by a test: not a test dependency.
 BY_HAND = {'executor_probe.py'}
 
