@@ -69,8 +69,12 @@ struct record {
   uint32_t path_length;
   uint32_t path2_length;  // rename and link: the new name
   uint32_t data_length;   // write: the bytes written, which follow the paths
-  uint32_t reserved;
+  uint32_t magic;         // RECORD_MAGIC: where a whole record starts (faultfs.py parse_log)
 } __attribute__((packed));
+
+// A process killed while it appends a record can leave it torn, and the next
+// process appends after it: the reader finds the next record by this value.
+#define RECORD_MAGIC 0x3153464DU
 
 struct control {
   uint32_t kinds;
@@ -210,6 +214,7 @@ static void emit(uint16_t op, uint16_t flags, int error, uint64_t began, uint64_
   r->path_length = (uint32_t)p1;
   r->path2_length = (uint32_t)p2;
   r->data_length = (uint32_t)data_length;
+  r->magic = RECORD_MAGIC;
   char *cursor = buffer + sizeof(*r);
   if (p1) memcpy(cursor, path, p1);
   if (p2) memcpy(cursor + p1, path2, p2);

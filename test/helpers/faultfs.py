@@ -59,6 +59,9 @@ KIND_NAMES = {WRITE: 'write', SYNC: 'sync', TRUNCATE: 'truncate',
               DIRECTORY_SYNC: 'directory sync'}
 
 _RECORD = struct.Struct('<IHHiiQQqIIII')
+# The header's last field (faultfs.c's RECORD_MAGIC): where a whole record starts.
+RECORD_MAGIC = 0x3153464D
+_MAGIC_BYTES = struct.pack('<I', RECORD_MAGIC)
 _CONTROL = struct.Struct('<IiiIi108s')  # kinds, error, remaining, injected, after, match
 _CONTROL_SIZE = 128
 SECTOR = 512
@@ -138,12 +141,31 @@ class Operation:
 
 
 def parse_log(data):
-    """Return the Operations of a faultfs log (bytes), in order."""
+    """
+    Return the Operations of a faultfs log (bytes), in order.
+
+    A process killed while it appended a record can leave that record torn
+    (a SIGKILL cuts a write short), and the next process appends after it;
+    the last record may still be on its way while the log is read. So a
+    record counts only when it is whole: its header is one (RECORD_MAGIC,
+    sizes that add up) and no other header starts inside it; past a torn
+    one the parse resumes at the next header. A torn record is the killed
+    process's last operation, cut while it was being logged; a record still
+    on its way is left for the next read.
+    """
     operations = []
     at = 0
     while at < len(data):
-        (size, op, flags, pid, error, began, inode, offset, path_length, path2_length,
-         data_length, _) = _RECORD.unpack_from(data, at)
+        fields = _header(data, at)
+        following = at + fields[0] if fields else len(data) + 1
+        if following > len(data) or _next_header(data, at + 1, following) < following:
+            # No whole record here: not a header, or torn (the next process's
+            # record starts inside it). Resume at the next header; none comes
+            # after a record still on its way.
+            at = _next_header(data, at + 1)
+            continue
+        (_, op, flags, pid, error, began, inode, offset, path_length, path2_length,
+         data_length, _) = fields
         body = at + _RECORD.size
         path = data[body:body + path_length].decode('utf-8', 'surrogateescape')
         body += path_length
@@ -152,8 +174,40 @@ def parse_log(data):
         written = bytes(data[body:body + data_length])
         operations.append(Operation(len(operations), op, flags, pid, error, began, inode,
                                     offset, path, path2, written))
-        at += size
+        at = following
     return operations
+
+
+def _header(data, at):
+    """
+    Return the fields of the record header at offset at.
+
+    None when no record can start there; () when the log ends before a
+    header would (a record on its way cannot be told from a torn one yet).
+    """
+    if at + _RECORD.size > len(data):
+        return ()
+    fields = _RECORD.unpack_from(data, at)
+    size, op, path_length, path2_length, data_length, magic = (
+        fields[0], fields[1], *fields[8:])
+    if (magic != RECORD_MAGIC or op not in OP_NAMES
+            or size != _RECORD.size + path_length + path2_length + data_length):
+        return None
+    return fields
+
+
+def _next_header(data, start, end=None):
+    """Return the offset of the first record header in [start, end), or end (default len)."""
+    end = len(data) if end is None else end
+    offset = _RECORD.size - len(_MAGIC_BYTES)  # of the magic in a header
+    search = start + offset
+    while True:
+        found = data.find(_MAGIC_BYTES, search, end + offset + len(_MAGIC_BYTES))
+        if found < 0:
+            return end
+        if _header(data, found - offset) is not None:
+            return found - offset
+        search = found + 1
 
 
 def control_bytes(kinds, error, match='', times=-1, after=0, injected=0):

@@ -258,3 +258,27 @@ def test_a_failing_directory_sync_while_the_store_creates_its_directory_is_refus
     assert answer == f'cannot create database directory: [Errno {error}] {os.strerror(error)}\n'
     assert recording.injected() == 1
     assert not (recording.root / 'robot' / 'memory' / 'memory.sqlite3').exists()
+
+
+def _record(op, path, data=b'', pid=7):
+    """Return one log record as faultfs.c's emit() writes it."""
+    encoded = path.encode()
+    header = faultfs._RECORD.pack(faultfs._RECORD.size + len(encoded) + len(data), op, 0, pid,
+                                  0, 1, 2, 0, len(encoded), 0, len(data), faultfs.RECORD_MAGIC)
+    return header + encoded + data
+
+
+def test_a_record_torn_by_a_kill_is_dropped_and_the_records_after_it_are_read():
+    # A SIGKILL can cut faultfs's append of a record short, and the restarted
+    # process appends after it; the last record may still be on its way.
+    whole = [_record(faultfs.OP_WRITE, f'/disk/{n}', bytes([n]) * 600) for n in range(6)]
+    log = (whole[0] + whole[1][:30]            # torn inside its header
+           + whole[2] + whole[3][:-100]        # torn inside its data
+           + whole[4] + b'\0' * 64             # a hole of zeros
+           + whole[5] + whole[0][:-1])         # the last one, still on its way
+    parsed = faultfs.parse_log(log)
+    assert [(operation.path, operation.data) for operation in parsed] == [
+        (f'/disk/{n}', bytes([n]) * 600) for n in (0, 2, 4, 5)]
+    assert [operation.index for operation in parsed] == [0, 1, 2, 3]
+    # Complete, the record on its way is read too.
+    assert len(faultfs.parse_log(log + whole[0][-1:])) == 5
