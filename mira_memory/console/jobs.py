@@ -43,13 +43,16 @@ class _Interrupts:
     the waits raise it (raise_pending), where the cancel expects it. A
     first one raised inside a finalizer (rclpy's Task.__del__ runs after
     every callback) is dropped by Python; the waits raise it again the same
-    way. Whoever catches one marks it seen.
+    way. Whoever catches one marks it seen. Inside held() a first one is
+    only counted too: the goal is on its way there, and the wait that
+    follows raises it where the cancel expects it.
     """
 
     def __init__(self):
         self.count = 0
         self.seen = 0
         self.before_job = 0
+        self.holding = False
 
     @contextlib.contextmanager
     def counting(self):
@@ -66,8 +69,17 @@ class _Interrupts:
 
     def _handler(self, signum, frame):
         self.count += 1
-        if self.count == self.before_job + 1:
+        if self.count == self.before_job + 1 and not self.holding:
             raise KeyboardInterrupt
+
+    @contextlib.contextmanager
+    def held(self):
+        """Count a first Ctrl-C inside the block without raising it (raise_pending does)."""
+        self.holding = True
+        try:
+            yield
+        finally:
+            self.holding = False
 
     def mark_seen(self):
         self.seen = self.count
@@ -131,9 +143,13 @@ def _run_goal(session, node, name, goal, *, no_wait, stderr, deadline):
     display = ProgressDisplay(stderr, name)
     # The console's own goal id: a Ctrl-C before the acceptance can cancel it.
     goal_id = new_goal_id()
-    sending = client.send_goal_async(goal, feedback_callback=lambda message: _show(
-        display, message.feedback), goal_uuid=goal_id)
+    # A Ctrl-C raised inside the send could leave the goal sent and nobody to
+    # cancel it: it waits for the first spin below, inside the try.
+    with _interrupts.held():
+        sending = client.send_goal_async(goal, feedback_callback=lambda message: _show(
+            display, message.feedback), goal_uuid=goal_id)
     try:
+        _interrupts.raise_pending()
         _spin_until(session, sending.done, deadline, f'the node did not accept the {name} goal')
         handle = _accepted(sending, name)
         if no_wait:

@@ -47,10 +47,15 @@ def temporary_files(directory):
                   if path.name.endswith(output_files.TEMPORARY_SUFFIX))
 
 
-def console_process(node, directory, *words):
-    """Start a console command in the background; its stdout is a pipe (tests compare it)."""
+def console_process(node, directory, *words, console=None):
+    """
+    Start a console command in the background; its stdout is a pipe (tests compare it).
+
+    console: the command that runs the console (default: the installed memory_console).
+    """
     return processes.Process(
-        [executable('memory_console'), '--memory-node', node.prefix, '--timeout', '60',
+        [*(console or [executable('memory_console')]), '--memory-node', node.prefix,
+         '--timeout', '60',
          'memory', *words], directory / f'console_{words[0]}.log', name='memory_console',
         stdout=subprocess.PIPE)
 

@@ -37,6 +37,8 @@ import pytest
 pytestmark = pytest.mark.ros
 
 UNSENT_MESSAGE_NODE = pathlib.Path(__file__).parents[1] / 'helpers' / 'unsent_message_node.py'
+INTERRUPTED_SEND_CONSOLE = (pathlib.Path(__file__).parents[1] / 'helpers'
+                            / 'interrupted_send_console.py')
 WARNINGS = {
     'execute': 'a goal message was not published and the goal goes on: Failed publish goal',
     'succeed': 'a goal message was not published and the goal goes on: Failed publish goal',
@@ -149,6 +151,21 @@ def test_the_consoles_ctrl_c_cancels_when_a_cancel_or_an_acceptance_is_lost(node
         console.process.send_signal(signal.SIGINT)
         console.process.wait(timeout=60)
     assert LOST[node.unsent] in node.output(), console.output()
+    assert console.poll() == 130, console.output()
+    assert console.output().splitlines()[-1] == CANCELED_MESSAGE, console.output()
+    assert not target.exists() and temporary_files(node.copies) == []
+
+
+@pytest.mark.parametrize('node', ['accept'], indirect=True)
+def test_a_ctrl_c_while_the_console_sends_its_goal_still_cancels_the_goal(node, tmp_path):
+    # The Ctrl-C reaches the console inside rclpy's send_goal_async, right
+    # after the goal's request went; the node runs the backup (held) and
+    # its acceptance is lost, so only a cancel by the goal's id can stop it.
+    target = node.copies / 'backup.sqlite3'
+    with backups_held(node.release):
+        console = console_process(node, tmp_path, 'backup', str(target),
+                                  console=[sys.executable, str(INTERRUPTED_SEND_CONSOLE)])
+        console.process.wait(timeout=60)
     assert console.poll() == 130, console.output()
     assert console.output().splitlines()[-1] == CANCELED_MESSAGE, console.output()
     assert not target.exists() and temporary_files(node.copies) == []
