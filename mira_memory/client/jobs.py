@@ -2,7 +2,8 @@
 """
 One long job (backup, export, verify) of the memory node, as a goal of its action.
 
-MemoryClient.start_job() returns a Job once the node accepted the goal;
+MemoryClient.start_job() returns a Job once the node has the goal (its
+acceptance came, or a repeat of the goal showed the node has it: GoalSending);
 wait() spins until the result (as long as the action server stays in
 sight, with no fixed limit: a backup of a large file takes what it takes),
 cancel() asks the node to stop and returns what it says was left behind.
@@ -27,6 +28,13 @@ CANCEL_WAIT_SEC = 30.0
 # client waited 30 s for the reply), and a second cancel of a goal that is
 # already canceling changes nothing.
 CANCEL_RESEND_SEC = 3.0
+# A goal with no answer yet is sent again this often, with the same id. Its
+# acceptance is a service reply: lost when the node answers before it has
+# discovered its client's reader, late on a loaded machine, while the node
+# runs the job. rclpy's action server rejects a goal id it already has, and
+# the memory node rejects no other goal: a repeat rejected means the node
+# has the goal.
+GOAL_RESEND_SEC = 2.0
 
 _STATUS_WORDS = {
     GoalStatus.STATUS_SUCCEEDED: 'succeeded',
@@ -82,21 +90,21 @@ _GOAL_KNOWN = frozenset({CancelGoal.Response.ERROR_NONE, CancelGoal.Response.ERR
                          CancelGoal.Response.ERROR_GOAL_TERMINATED})
 
 
-def cancel_before_acceptance(action_client, goal_id, sending, spin_once, deadline):
+def cancel_before_acceptance(action_client, sending, spin_once, deadline):
     """
-    Cancel the goal goal_id, sent as sending, whose acceptance has not come; return its handle.
+    Cancel the goal of sending (a GoalSending) that no answer has come to; return its handle.
 
     The reply to a goal can come late or be lost, while the node runs the
     job. The goal's id is the sender's own (new_goal_id), so its cancel
     needs no acceptance: the request goes every CANCEL_RESEND_SEC until a
     reply shows the node has the goal (the goal's request and the cancel
-    travel on different topics; the cancel can arrive first), or the
-    acceptance comes. Return a handle the caller cancels and waits on as
-    any other (cancel_until_ended); None when the node rejected the goal.
-    Raise JobError at deadline.
+    travel on different topics; the cancel can arrive first), or an answer
+    to the goal comes. The goal itself is not sent again: a goal the node
+    never got stays unstarted. Return a handle the caller cancels and waits
+    on as any other (cancel_until_ended); None when the node rejected the
+    goal. Raise JobError at deadline.
     """
-    # A handle for the id alone: rclpy's cancel and result requests carry only the id.
-    unconfirmed = ClientGoalHandle(action_client, goal_id, _AssumedAcceptance())
+    unconfirmed = _handle_for_id(action_client, sending.goal_id)
     requests = []
     sent_at = None
     while not sending.done():
@@ -109,8 +117,62 @@ def cancel_before_acceptance(action_client, goal_id, sending, spin_once, deadlin
             requests.append(unconfirmed.cancel_goal_async())
             sent_at = time.monotonic()
         spin_once()
-    handle = sending.result()
-    return handle if handle.accepted else None
+    return sending.handle()
+
+
+def _handle_for_id(action_client, goal_id):
+    """Return a handle for goal_id alone: rclpy's cancel and result requests carry only the id."""
+    return ClientGoalHandle(action_client, goal_id, _AssumedAcceptance())
+
+
+class GoalSending:
+    """
+    One goal, sent by its own id (new_goal_id) until the node answers.
+
+    poll() sends it again every GOAL_RESEND_SEC while no answer has come,
+    and says whether one has. handle() then returns the goal's handle: the
+    accepted one, or, when a repeat was rejected because the node has the
+    goal already, a handle for its id, whose result request the node
+    answers as the accepted goal's. The feedback callback is rclpy's for
+    the id, whichever request was accepted.
+    """
+
+    def __init__(self, action_client, goal, feedback_callback=None):
+        self._client = action_client
+        self._goal = goal
+        self._feedback_callback = feedback_callback
+        self.goal_id = new_goal_id()
+        self._answers = []
+        self._sent_at = None
+
+    def send(self):
+        """Send the goal (again)."""
+        self._answers.append(self._client.send_goal_async(
+            self._goal, feedback_callback=self._feedback_callback, goal_uuid=self.goal_id))
+        self._sent_at = time.monotonic()
+
+    def done(self):
+        """Return True once an answer to the goal has come."""
+        return any(answer.done() for answer in self._answers)
+
+    def poll(self):
+        """Send the goal again if its answer is overdue; return True once one has come."""
+        if self.done():
+            return True
+        if not self._answers or time.monotonic() - self._sent_at >= GOAL_RESEND_SEC:
+            self.send()
+        return False
+
+    def handle(self):
+        """Return the goal's handle once done(); None when the node rejected the goal."""
+        answers = [answer.result() for answer in self._answers if answer.done()]
+        for handle in answers:
+            if handle.accepted:
+                return handle
+        # The first request rejected: the node rejected the goal. Only a
+        # repeat rejected: the node has it (a goal it rejected, whose
+        # answer was lost, has no result: the wait for it says so).
+        return None if self._answers[0].done() else _handle_for_id(self._client, self.goal_id)
 
 
 class Job:
@@ -136,15 +198,17 @@ class Job:
             self._memory.executor.spin_once(timeout_sec=SPIN_STEP_SEC)
 
     def send(self, deadline):
-        """Send the goal; return once the node accepted it, else raise JobError."""
+        """Send the goal; return once the node has it (GoalSending), else raise JobError."""
         self._spin_until(self._client.server_is_ready, deadline,
                          f'no memory node offers the {self.name} action at '
                          f'{self._memory.memory_node.rstrip("/")}/admin/{self.name}')
         feedback = None if self._on_progress is None else self._feedback
-        sending = self._client.send_goal_async(self._goal, feedback_callback=feedback)
-        self._spin_until(sending.done, deadline, f'the node did not accept the {self.name} goal')
-        self.handle = sending.result()
-        if not self.handle.accepted:
+        sending = GoalSending(self._client, self._goal, feedback)
+        self._spin_until(sending.poll, deadline,
+                         f'no answer from the node to the {self.name} goal '
+                         f'{goal_id_text(sending.goal_id)}: it may have started on the node')
+        self.handle = sending.handle()
+        if self.handle is None:
             raise JobError(f'the memory node rejected the {self.name} goal')
         self._result = self.handle.get_result_async()
 
@@ -174,6 +238,8 @@ class Job:
             elif time.monotonic() - gone_since > SERVER_GONE_SEC:
                 raise JobError(f'the memory node went away while the {self.name} ran')
         answer = self._result.result()
+        if answer.status == GoalStatus.STATUS_UNKNOWN:
+            raise JobError(f'the memory node rejected the {self.name} goal')
         return JobResult(self.goal_id, _STATUS_WORDS.get(answer.status, str(answer.status)),
                          answer.result)
 

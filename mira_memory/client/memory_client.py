@@ -348,13 +348,14 @@ class MemoryClient:
 
     def start_job(self, job, goal, *, on_progress=None, timeout=None):
         """
-        Send goal to the job's action (backup, export, verify); return the accepted Job.
+        Send goal to a job's action (backup, export, verify); return its Job once the node has it.
 
         on_progress(feedback) is called with each feedback message (phase,
         items_done, items_total, bytes_written, elapsed_sec, remaining_sec)
         while the synchronous waits spin. The deadline (timeout) covers
-        finding the action server and the goal's acceptance; raises
-        MemoryCallError, or JobRejected.
+        finding the action server and the goal's acceptance (a goal whose
+        acceptance is lost is sent again: client/jobs.py GoalSending);
+        raises MemoryCallError, or JobError.
         """
         deadline = self.deadline(timeout)
         # A goal writes: the node must have discovered this client first.

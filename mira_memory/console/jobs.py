@@ -22,7 +22,7 @@ import time
 from action_msgs.msg import GoalStatus
 from mira_memory.client import names
 from mira_memory.client.jobs import (cancel_before_acceptance, cancel_until_ended,
-                                     CANCEL_WAIT_SEC, goal_id_text, JobError, new_goal_id,
+                                     CANCEL_WAIT_SEC, goal_id_text, GoalSending, JobError,
                                      SERVER_GONE_SEC)
 from mira_memory.console.progress import ProgressDisplay, UNITS
 from mira_memory.console.visible import visible
@@ -141,38 +141,41 @@ def _run_goal(session, node, name, goal, *, no_wait, stderr, deadline):
     if not client.wait_for_server(timeout_sec=max(deadline - time.monotonic(), 0.0)):
         raise JobError(f'no memory node offers the {name} action at {action}')
     display = ProgressDisplay(stderr, name)
-    # The console's own goal id: a Ctrl-C before the acceptance can cancel it.
-    goal_id = new_goal_id()
+    # The goal goes with the console's own id: a Ctrl-C before its
+    # acceptance can cancel it, and a repeat can ask whether the node has it.
+    sending = GoalSending(client, goal, lambda message: _show(display, message.feedback))
     # A Ctrl-C raised inside the send could leave the goal sent and nobody to
     # cancel it: it waits for the first spin below, inside the try.
     with _interrupts.held():
-        sending = client.send_goal_async(goal, feedback_callback=lambda message: _show(
-            display, message.feedback), goal_uuid=goal_id)
+        sending.send()
     try:
         _interrupts.raise_pending()
-        _spin_until(session, sending.done, deadline, f'the node did not accept the {name} goal')
+        _spin_until(session, sending.poll, deadline,
+                    f'no answer from the node to the {name} goal: the {name} may have '
+                    'started on the node (memory jobs shows it)')
         handle = _accepted(sending, name)
         if no_wait:
             return None, goal_id_text(handle.goal_id)
         result = handle.get_result_async()
         _wait_for_result(session, client, result, name)
+        if result.result().status == GoalStatus.STATUS_UNKNOWN:
+            raise JobError(f'the memory node rejected the {name} goal')
         if result.result().status == GoalStatus.STATUS_SUCCEEDED:
             display.finish()
     except KeyboardInterrupt:
         _interrupts.mark_seen()
         display.close()
-        print(f'canceling the {name} (goal {goal_id_text(goal_id)}) ...',
+        print(f'canceling the {name} (goal {goal_id_text(sending.goal_id)}) ...',
               file=stderr, flush=True)
         try:
-            handle = cancel_before_acceptance(client, goal_id, sending,
-                                              lambda: _spin_once(session),
+            handle = cancel_before_acceptance(client, sending, lambda: _spin_once(session),
                                               time.monotonic() + CANCEL_WAIT_SEC)
         except (JobError, KeyboardInterrupt) as error:
             given_up = _gave_up(error, name, 'may have started', stderr)
             raise JobCanceled(name, '', given_up) from None
         if handle is None:
             raise
-        raise JobCanceled(name, goal_id_text(goal_id),
+        raise JobCanceled(name, goal_id_text(sending.goal_id),
                           _cancel(session, handle, handle.get_result_async(), name,
                                   stderr)) from None
     finally:
@@ -182,8 +185,8 @@ def _run_goal(session, node, name, goal, *, no_wait, stderr, deadline):
 
 
 def _accepted(sending, name):
-    handle = sending.result()
-    if not handle.accepted:
+    handle = sending.handle()
+    if handle is None:
         raise JobError(f'the memory node rejected the {name} goal')
     return handle
 

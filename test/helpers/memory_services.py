@@ -287,6 +287,24 @@ def database_fingerprint(database_path):
 
 
 @contextlib.contextmanager
+def memory_client(memory_node, name, timeout=60.0):
+    """Yield a MemoryClient of memory_node on a node of its own (name), in a context of its own."""
+    from mira_memory.client import MemoryClient
+    import rclpy
+    from rclpy.context import Context
+    context = Context()
+    rclpy.init(context=context)
+    script_node = rclpy.create_node(name, context=context)
+    memory = MemoryClient(script_node, memory_node=memory_node, timeout=timeout)
+    try:
+        yield memory
+    finally:
+        memory.destroy()
+        script_node.destroy_node()
+        rclpy.try_shutdown(context=context)
+
+
+@contextlib.contextmanager
 def write_lock_held(database_path):
     """
     Hold the database's write lock from another connection, as a second writer would.

@@ -22,9 +22,12 @@ the publish or the reply. MESSAGE is one of:
   LOST_CANCEL);
 - accept: a goal's acceptance (the reply to its goal request), never
   sent, as one the middleware did not deliver: the goal runs while its
-  client has no answer (its loss prints LOST_ACCEPTANCE).
+  client has no answer (its loss prints LOST_ACCEPTANCE);
+- answers: every answer to a goal request (the acceptance, and the
+  rejection of a repeat of the goal), never sent: the goal runs while its
+  client never hears of it (the first loss prints LOST_ANSWERS).
 
-`unsent_message_node.py cancel|accept RELEASE ...` also holds backups in
+`unsent_message_node.py cancel|accept|answers RELEASE ...` also holds backups in
 flight while RELEASE exists (held_copy_node.py), so that a goal runs long
 enough to be canceled (twice).
 
@@ -39,8 +42,9 @@ from mira_memory.ros import node_runner
 
 LOST_CANCEL = 'the first cancel request was lost (test/helpers/unsent_message_node.py)'
 LOST_ACCEPTANCE = "the first goal's acceptance was lost (test/helpers/unsent_message_node.py)"
+LOST_ANSWERS = 'every answer to a goal request is lost (test/helpers/unsent_message_node.py)'
 # The kinds whose goal must stay in flight until the test releases it.
-HELD = ('cancel', 'accept')
+HELD = ('cancel', 'accept', 'answers')
 
 NOT_SENT = 'cannot publish data (test/helpers/unsent_message_node.py)'
 
@@ -104,6 +108,10 @@ def main():
     send_goal_response = rclpy_implementation.ActionServer.send_goal_response
 
     def send_goal_response_lost(server_handle, header, response):
+        if message == 'answers':
+            if fails('answers'):
+                print(LOST_ANSWERS, flush=True)
+            return None
         if response.accepted and fails('accept'):
             print(LOST_ACCEPTANCE, flush=True)
             return None

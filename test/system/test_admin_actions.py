@@ -16,6 +16,7 @@ import sys
 import time
 
 from helpers.action_goals import ABORTED, CANCELED, finish, Goal, SUCCEEDED
+from helpers.memory_services import memory_client
 from helpers.rosutil import NodeProcess, unique_namespace
 from mira_memory.action import Backup, Export, Verify
 from mira_memory.client import names
@@ -199,15 +200,8 @@ def test_a_copy_reports_progress_cancels_halfway_without_a_trace_then_finishes(
 
 
 def test_memory_client_reports_progress_and_cancels_its_job(node):
-    from mira_memory.client import MemoryClient
-    import rclpy
-    from rclpy.context import Context
-    context = Context()
-    rclpy.init(context=context)
-    script_node = rclpy.create_node('client_job', context=context)
-    memory = MemoryClient(script_node, memory_node=node.prefix, timeout=60.0)
     target = node.copies / 'client.export'
-    try:
+    with memory_client(node.prefix, 'client_job') as memory:
         # A cancel the node refuses came after the job's commit point: the
         # export is then whole, and the next attempt cancels again.
         for _ in range(CANCEL_ATTEMPTS):
@@ -226,10 +220,6 @@ def test_memory_client_reports_progress_and_cancels_its_job(node):
         else:
             raise AssertionError(f'the export finished before every one of {CANCEL_ATTEMPTS} '
                                  'cancels')
-    finally:
-        memory.destroy()
-        script_node.destroy_node()
-        rclpy.try_shutdown(context=context)
     _check_feedback(progress, ('writing',))
     assert (result.status, result.succeeded, result.result.error_code) == (
         'canceled', False, 'canceled'), result.result.message

@@ -15,10 +15,14 @@ A cancel request can be lost the same way (a verify once ran to its end
 while its client waited 30 s for the cancel's reply): the console and the
 Python client send it again until the node answers, and end with the
 goal's CANCELED result. So can a goal's acceptance, while the node runs
-the job: the console's Ctrl-C cancels the goal by the id it gave it.
+the job: the console and the Python client send the goal again with its
+id, which the node refuses as one it has, and wait for its result by that
+id. With every answer to the goal lost, the console's Ctrl-C cancels the
+goal by the id it gave it.
 """
 
 import pathlib
+import re
 import signal
 import sys
 import time
@@ -26,7 +30,7 @@ import time
 from helpers.action_goals import finish, SUCCEEDED
 from helpers.copy_in_flight import (backups_held, console_process, temporary_files,
                                     wait_for_backup_in_flight)
-from helpers.memory_services import create_clients
+from helpers.memory_services import create_clients, memory_client
 from helpers.rosutil import unique_namespace, write_params_file
 from mira_memory import srv
 from mira_memory.action import Backup
@@ -48,8 +52,9 @@ WARNINGS = {
 }
 LOST_CANCEL = 'the first cancel request was lost'
 LOST_ACCEPTANCE = "the first goal's acceptance was lost"
+LOST_ANSWERS = 'every answer to a goal request is lost'
 # The kinds whose goals the node holds in flight (unsent_message_node.HELD).
-HELD = ('cancel', 'accept')
+HELD = ('cancel', 'accept', 'answers')
 # A goal that is never run would wait for good: the failure, not a hang.
 GOAL_TIMEOUT_SEC = 60
 
@@ -60,7 +65,7 @@ def node(ros, tmp_path, request):
     namespace = unique_namespace('unsent')
     parameters = {'enabled': True, 'database_path': str(tmp_path / 'memory.sqlite3'),
                   'robot_profile': 'Mira'}
-    release = tmp_path / 'hold'  # backups held in flight while it exists (cancel, accept)
+    release = tmp_path / 'hold'  # backups held in flight while it exists (HELD)
     process = processes.Process(
         [sys.executable, str(UNSENT_MESSAGE_NODE), request.param,
          *([str(release)] if request.param in HELD else []),
@@ -109,15 +114,8 @@ CANCELED_MESSAGE = 'backup canceled (by its client); nothing was written'
 
 @pytest.mark.parametrize('node', ['cancel'], indirect=True)
 def test_the_client_sends_a_lost_cancel_request_again(node):
-    from mira_memory.client import MemoryClient
-    import rclpy
-    from rclpy.context import Context
-    context = Context()
-    rclpy.init(context=context)
-    script_node = rclpy.create_node('lost_cancel', context=context)
-    memory = MemoryClient(script_node, memory_node=node.prefix, timeout=60.0)
     target = node.copies / 'backup.sqlite3'
-    try:
+    with memory_client(node.prefix, 'lost_cancel') as memory:
         with backups_held(node.release):
             job = memory.start_job('backup', Backup.Goal(path=str(target)))
             deadline = time.monotonic() + 60
@@ -125,10 +123,6 @@ def test_the_client_sends_a_lost_cancel_request_again(node):
                 assert not job.done() and time.monotonic() < deadline, node.output()
                 job.spin(0.1)
             result = job.cancel()
-    finally:
-        memory.destroy()
-        script_node.destroy_node()
-        rclpy.try_shutdown(context=context)
     assert LOST_CANCEL in node.output()
     assert (result.status, result.result.error_code) == ('canceled', 'canceled'), (
         result.result.message)
@@ -137,35 +131,72 @@ def test_the_client_sends_a_lost_cancel_request_again(node):
 
 
 # What each node of the console's tests loses (unsent_message_node.py).
-LOST = {'cancel': LOST_CANCEL, 'accept': LOST_ACCEPTANCE}
+LOST = {'cancel': LOST_CANCEL, 'answers': LOST_ANSWERS}
 
 
 @pytest.mark.parametrize('node', sorted(LOST), indirect=True)
 def test_the_consoles_ctrl_c_cancels_when_a_cancel_or_an_acceptance_is_lost(node, tmp_path):
     # cancel: the first cancel request is lost, the console sends it again.
-    # accept: the goal's acceptance is lost, the console cancels the id it gave the goal.
+    # answers: no answer to the goal comes, the console cancels the id it gave the goal.
     target = node.copies / 'backup.sqlite3'
     with backups_held(node.release):
         console = console_process(node, tmp_path, 'backup', str(target))
         wait_for_backup_in_flight(node, target, console)
         console.process.send_signal(signal.SIGINT)
-        console.process.wait(timeout=60)
+        console.process.wait(timeout=90)  # the console gives up within 60 s
     assert LOST[node.unsent] in node.output(), console.output()
     assert console.poll() == 130, console.output()
     assert console.output().splitlines()[-1] == CANCELED_MESSAGE, console.output()
     assert not target.exists() and temporary_files(node.copies) == []
 
 
-@pytest.mark.parametrize('node', ['accept'], indirect=True)
+@pytest.mark.parametrize('node', ['answers'], indirect=True)
 def test_a_ctrl_c_while_the_console_sends_its_goal_still_cancels_the_goal(node, tmp_path):
     # The Ctrl-C reaches the console inside rclpy's send_goal_async, right
     # after the goal's request went; the node runs the backup (held) and
-    # its acceptance is lost, so only a cancel by the goal's id can stop it.
+    # answers are lost, so only a cancel by the goal's id can stop it.
     target = node.copies / 'backup.sqlite3'
     with backups_held(node.release):
         console = console_process(node, tmp_path, 'backup', str(target),
                                   console=[sys.executable, str(INTERRUPTED_SEND_CONSOLE)])
-        console.process.wait(timeout=60)
+        console.process.wait(timeout=90)  # the console gives up within 60 s
     assert console.poll() == 130, console.output()
     assert console.output().splitlines()[-1] == CANCELED_MESSAGE, console.output()
     assert not target.exists() and temporary_files(node.copies) == []
+
+
+UUID = r'[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}'
+
+
+@pytest.mark.parametrize('node', ['accept'], indirect=True)
+@pytest.mark.parametrize('wait', ['wait', 'no-wait'])
+def test_the_console_whose_goal_acceptance_is_lost_sends_it_again_and_has_the_job(
+        node, tmp_path, wait):
+    # Without the repeat the console waits its --timeout (60 s) for the
+    # acceptance and says it had no answer, while the node wrote the backup.
+    target = node.copies / 'backup.sqlite3'
+    console = console_process(node, tmp_path, 'backup', str(target),
+                              *(['--no-wait'] if wait == 'no-wait' else []))
+    stdout, _ = console.process.communicate(timeout=90)
+    assert LOST_ACCEPTANCE in node.output(), console.output()
+    assert console.poll() == 0, console.output()
+    if wait == 'no-wait':
+        assert re.fullmatch(rf'backup started: goal {UUID} \(memory jobs shows its progress\)',
+                            stdout.strip()), stdout
+        deadline = time.monotonic() + GOAL_TIMEOUT_SEC
+        while not target.exists():
+            assert time.monotonic() < deadline, node.output()
+            time.sleep(0.1)
+    else:
+        assert stdout.startswith(f'backup written: {target} ('), (stdout, console.output())
+    assert target.is_file()
+
+
+@pytest.mark.parametrize('node', ['accept'], indirect=True)
+def test_the_client_whose_goal_acceptance_is_lost_sends_it_again_and_has_the_job(node):
+    target = node.copies / 'backup.sqlite3'
+    with memory_client(node.prefix, 'lost_acceptance') as memory:
+        result = memory.backup(str(target))
+    assert LOST_ACCEPTANCE in node.output()
+    assert result.succeeded, result.result.message
+    assert result.result.path == str(target) and target.is_file()
