@@ -90,7 +90,7 @@ _GOAL_KNOWN = frozenset({CancelGoal.Response.ERROR_NONE, CancelGoal.Response.ERR
                          CancelGoal.Response.ERROR_GOAL_TERMINATED})
 
 
-def cancel_before_acceptance(action_client, sending, spin_once, deadline):
+def cancel_before_acceptance(sending, spin_once, deadline):
     """
     Cancel the goal of sending (a GoalSending) that no answer has come to; return its handle.
 
@@ -104,7 +104,7 @@ def cancel_before_acceptance(action_client, sending, spin_once, deadline):
     on as any other (cancel_until_ended); None when the node rejected the
     goal. Raise JobError at deadline.
     """
-    unconfirmed = _handle_for_id(action_client, sending.goal_id)
+    unconfirmed = sending.handle_for_id()
     requests = []
     sent_at = None
     while not sending.done():
@@ -118,11 +118,6 @@ def cancel_before_acceptance(action_client, sending, spin_once, deadline):
             sent_at = time.monotonic()
         spin_once()
     return sending.handle()
-
-
-def _handle_for_id(action_client, goal_id):
-    """Return a handle for goal_id alone: rclpy's cancel and result requests carry only the id."""
-    return ClientGoalHandle(action_client, goal_id, _AssumedAcceptance())
 
 
 class GoalSending:
@@ -163,6 +158,10 @@ class GoalSending:
             self.send()
         return False
 
+    def handle_for_id(self):
+        """Return a handle for the goal's id alone (cancel and result requests carry it)."""
+        return ClientGoalHandle(self._client, self.goal_id, _AssumedAcceptance())
+
     def handle(self):
         """Return the goal's handle once done(); None when the node rejected the goal."""
         answers = [answer.result() for answer in self._answers if answer.done()]
@@ -172,7 +171,7 @@ class GoalSending:
         # The first request rejected: the node rejected the goal. Only a
         # repeat rejected: the node has it (a goal it rejected, whose
         # answer was lost, has no result: the wait for it says so).
-        return None if self._answers[0].done() else _handle_for_id(self._client, self.goal_id)
+        return None if self._answers[0].done() else self.handle_for_id()
 
 
 class Job:

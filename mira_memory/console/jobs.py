@@ -168,7 +168,7 @@ def _run_goal(session, node, name, goal, *, no_wait, stderr, deadline):
         print(f'canceling the {name} (goal {goal_id_text(sending.goal_id)}) ...',
               file=stderr, flush=True)
         try:
-            handle = cancel_before_acceptance(client, sending, lambda: _spin_once(session),
+            handle = cancel_before_acceptance(sending, lambda: _spin_once(session),
                                               time.monotonic() + CANCEL_WAIT_SEC)
         except (JobError, KeyboardInterrupt) as error:
             given_up = _gave_up(error, name, 'may have started', stderr)
