@@ -14,16 +14,27 @@ FileConsumer keeping them in a file was tried: a console then crashed with
 SIGSEGV at its exit once in about 240 runs under load, which no run without
 it showed.)
 
-A participant announces itself every half second instead of every 3 s (Fast
-DDS's default). Measured on both distros with a console calling a running
-node: about one new process in five misses the first exchange of discovery
-and finds the node only at the node's next periodic announcement, up to 3 s
-later (1.8 s to 3.2 s seen). A test run starts thousands of processes, most
-of them seconds apart: at 3 s those waits made half of the console.md
-transcript's time (114 s, 56 s at half a second), and on a loaded machine a
-second miss pushed a console past its 5 s deadline ("no memory node
-answered"), a failure of the run and not of the program. docs/operations.md
-says how a robot sets the same period.
+On Jazzy (Fast DDS 2) a participant announces itself every half second
+instead of every 3 s (Fast DDS's default). Measured on both distros with a
+console calling a running node: about one new process in five misses the
+first exchange of discovery and finds the node only at the node's next
+periodic announcement, up to 3 s later (1.8 s to 3.2 s seen). A test run
+starts thousands of processes, most of them seconds apart: at 3 s those
+waits made half of the console.md transcript's time (114 s, 56 s at half a
+second), and on a loaded machine a second miss pushed a console past its
+5 s deadline ("no memory node answered"), a failure of the run and not of
+the program.
+
+On Kilted (Fast DDS 3) participants keep Fast DDS's default. There each
+periodic announcement takes the participant's discovery (PDP) mutex
+(PDP::set_next_announcement_interval), and that timer is one side of a
+deadlock of Fast DDS 3.2 (eProsima/Fast-DDS#6502): every native dump of a
+participant that stopped hearing peers in these runs, a test process's
+twice, had the event thread there, waiting for the mutex that a receive
+thread removing a remote writer held while it waited for the event thread.
+Six announcements where Fast DDS makes one is six times the exposure; the
+Kilted run pays the 1-3 s misses instead. docs/operations.md says how a
+robot chooses the period, and why Kilted keeps the default.
 """
 
 import os
@@ -33,10 +44,7 @@ from mira_memory.ros import launching
 # The default participant profile: rmw_fastrtps reads it before applying
 # ROS_AUTOMATIC_DISCOVERY_RANGE, which leaves the announcement period alone.
 ANNOUNCEMENT_PERIOD_NANOSEC = 500_000_000
-_PROFILE = f"""<?xml version="1.0" encoding="UTF-8" ?>
-<dds xmlns="http://www.eprosima.com">
-  <profiles>
-    <participant profile_name="mira_memory_tests" is_default_profile="true">
+_ANNOUNCEMENT = f"""
       <rtps>
         <builtin>
           <discovery_config>
@@ -47,13 +55,24 @@ _PROFILE = f"""<?xml version="1.0" encoding="UTF-8" ?>
           </discovery_config>
         </builtin>
       </rtps>
-    </participant>
+    """
+_PROFILE = """<?xml version="1.0" encoding="UTF-8" ?>
+<dds xmlns="http://www.eprosima.com">
+  <profiles>
+    <participant profile_name="mira_memory_tests" is_default_profile="true">{announcement}\
+</participant>
   </profiles>
   <log>
     <use_default>FALSE</use_default>
   </log>
 </dds>
 """
+
+
+def profile_text(distro):
+    """Return the tests' Fast DDS profile for distro (its announcement period: module doc)."""
+    fast_dds_2 = distro in launching.FAST_DDS_2_DISTROS
+    return _PROFILE.format(announcement=_ANNOUNCEMENT if fast_dds_2 else '')
 
 
 def use_for_every_process(directory):
@@ -66,7 +85,7 @@ def use_for_every_process(directory):
     if any(os.environ.get(name) for name in launching.DDS_PROFILE_VARIABLES):
         return None
     profile = directory / 'fastdds-tests.xml'
-    profile.write_text(_PROFILE, encoding='utf-8')
+    profile.write_text(profile_text(os.environ.get('ROS_DISTRO', '')), encoding='utf-8')
     # The variable this distro's Fast DDS reads (Jazzy: FASTRTPS_..., Kilted:
     # FASTDDS_...); naming both would load the profile twice on Kilted.
     os.environ.update(launching.dds_profile_environment(str(profile)))
