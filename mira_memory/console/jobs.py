@@ -214,17 +214,32 @@ def _spin_until(session, condition, deadline, failure):
         _spin_once(session)
 
 
-def _spin_once(session):
+def _spin_once(session, timeout_sec=0.1):
+    """
+    Spin the console's executor once; a Ctrl-C comes out as KeyboardInterrupt.
+
+    The first Ctrl-C is raised wherever the main thread is, and that can be
+    Python code that rclpy's C++ runs: a message's constructor while rclpy
+    takes an action's status. pybind11 turns it there into a TypeError
+    ("Unable to convert function return value"), seen in CI as a console
+    that printed a traceback and exited 1 instead of canceling. An error out
+    of the spin while a Ctrl-C is pending is that Ctrl-C.
+    """
     _interrupts.raise_pending()
-    session.executor.spin_once(timeout_sec=0.1)
+    try:
+        session.executor.spin_once(timeout_sec=timeout_sec)
+    except KeyboardInterrupt:
+        raise
+    except Exception:
+        _interrupts.raise_pending()
+        raise
 
 
 def _wait_for_result(session, client, result, name):
     """Spin until the result arrives, as long as the action server stays in sight."""
     gone_since = None
     while not result.done():
-        _interrupts.raise_pending()
-        session.executor.spin_once(timeout_sec=0.2)
+        _spin_once(session, timeout_sec=0.2)
         if client.server_is_ready():
             gone_since = None
         elif gone_since is None:

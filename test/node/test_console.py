@@ -16,6 +16,7 @@ import re
 import signal
 import threading
 import time
+import types
 
 from helpers.rosutil import console_memory_command, unique_namespace
 from mira_memory import srv
@@ -474,6 +475,37 @@ def test_a_ctrl_c_python_dropped_in_a_finalizer_is_raised_again_by_the_job_waits
     with pytest.raises(KeyboardInterrupt):
         interrupts.raise_pending()
     interrupts.raise_pending()  # once only
+
+
+def test_a_ctrl_c_that_rclpy_turned_into_another_error_is_the_ctrl_c(monkeypatch):
+    # A first Ctrl-C raised in Python code that rclpy's C++ runs (a status
+    # message's constructor in take_status) comes out of the spin as
+    # pybind11's TypeError, the interrupt as its cause; the job's spin raises
+    # the Ctrl-C, so the goal is canceled. Without a Ctrl-C it stays an error.
+    interrupts = jobs._Interrupts()
+    monkeypatch.setattr(jobs, '_interrupts', interrupts)
+    failure = 'Unable to convert function return value to a Python type!'
+
+    class ConvertingExecutor:
+        def __init__(self, interrupt):
+            self.interrupt = interrupt
+
+        def spin_once(self, timeout_sec):
+            try:
+                if self.interrupt:
+                    os.kill(os.getpid(), signal.SIGINT)
+                    for _ in range(200):  # Python runs the handler at the next bytecodes
+                        time.sleep(0.001)
+            except KeyboardInterrupt as interrupt:
+                raise TypeError(failure) from interrupt
+            raise TypeError(failure)
+
+    with interrupts.counting():
+        with pytest.raises(KeyboardInterrupt):
+            jobs._spin_once(types.SimpleNamespace(executor=ConvertingExecutor(True)))
+        interrupts.mark_seen()
+        with pytest.raises(TypeError, match=failure):
+            jobs._spin_once(types.SimpleNamespace(executor=ConvertingExecutor(False)))
 
 
 def test_a_second_ctrl_c_during_a_job_is_raised_by_its_waits_only():
