@@ -36,16 +36,20 @@ class _Interrupts:
     """
     Ctrl-C while a job runs, counted as well as raised.
 
-    The first SIGINT of a job raises KeyboardInterrupt wherever the main
-    thread is, and the job is canceled. Every later one is only counted:
-    raised at an arbitrary line of the cancel, it could escape the code
-    that reports it (between the "canceling" line and its wait, say), so
-    the waits raise it (raise_pending), where the cancel expects it. A
-    first one raised inside a finalizer (rclpy's Task.__del__ runs after
-    every callback) is dropped by Python; the waits raise it again the same
-    way. Whoever catches one marks it seen. Inside held() a first one is
-    only counted too: the goal is on its way there, and the wait that
-    follows raises it where the cancel expects it.
+    Until the goal is sent, the first SIGINT of a job raises
+    KeyboardInterrupt wherever the main thread is: nothing on the node
+    needs canceling yet. From the send on (held()), every SIGINT is only
+    counted, and the job's waits raise it between two spins of the
+    executor (raise_pending), where the cancel expects it. Raised where it
+    lands, it could leave the goal sent with nobody to cancel it (inside
+    the send), escape the code that reports the cancel (between its
+    "canceling" line and its wait), or land inside rclpy's executor while
+    it takes a message of the job's action client: rclpy puts an entity
+    back into its waits only after a take that returns, so the client
+    would hear nothing more, not even the answer to its cancel. A first
+    one raised inside a finalizer before the send (rclpy's Task.__del__
+    runs after every callback) is dropped by Python; the waits raise it
+    again the same way. Whoever catches one marks it seen.
     """
 
     def __init__(self):
@@ -74,7 +78,7 @@ class _Interrupts:
 
     @contextlib.contextmanager
     def held(self):
-        """Count a first Ctrl-C inside the block without raising it (raise_pending does)."""
+        """Count every Ctrl-C inside the block without raising it (raise_pending does)."""
         self.holding = True
         try:
             yield
@@ -144,10 +148,15 @@ def _run_goal(session, node, name, goal, *, no_wait, stderr, deadline):
     # The goal goes with the console's own id: a Ctrl-C before its
     # acceptance can cancel it, and a repeat can ask whether the node has it.
     sending = GoalSending(client, goal, lambda message: _show(display, message.feedback))
-    # A Ctrl-C raised inside the send could leave the goal sent and nobody to
-    # cancel it: it waits for the first spin below, inside the try.
+    # From the send on, a Ctrl-C is raised by the waits only (_Interrupts).
     with _interrupts.held():
         sending.send()
+        return _follow(session, client, sending, display, name, no_wait=no_wait, stderr=stderr,
+                       deadline=deadline)
+
+
+def _follow(session, client, sending, display, name, *, no_wait, stderr, deadline):
+    """Wait for the sent goal's acceptance and result; on Ctrl-C, cancel it."""
     try:
         _interrupts.raise_pending()
         _spin_until(session, sending.poll, deadline,
@@ -215,24 +224,10 @@ def _spin_until(session, condition, deadline, failure):
 
 
 def _spin_once(session, timeout_sec=0.1):
-    """
-    Spin the console's executor once; a Ctrl-C comes out as KeyboardInterrupt.
-
-    The first Ctrl-C is raised wherever the main thread is, and that can be
-    Python code that rclpy's C++ runs: a message's constructor while rclpy
-    takes an action's status. pybind11 turns it there into a TypeError
-    ("Unable to convert function return value"), seen in CI as a console
-    that printed a traceback and exited 1 instead of canceling. An error out
-    of the spin while a Ctrl-C is pending is that Ctrl-C.
-    """
+    """Spin the console's executor once; a Ctrl-C before or during it is raised after it."""
     _interrupts.raise_pending()
-    try:
-        session.executor.spin_once(timeout_sec=timeout_sec)
-    except KeyboardInterrupt:
-        raise
-    except Exception:
-        _interrupts.raise_pending()
-        raise
+    session.executor.spin_once(timeout_sec=timeout_sec)
+    _interrupts.raise_pending()
 
 
 def _wait_for_result(session, client, result, name):

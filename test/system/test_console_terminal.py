@@ -32,6 +32,7 @@ MEMORIES, ENTITIES = 100_000, 10_000
 RECORDS = 407_491
 BAR = re.compile(r'export writing: +(\d+)%\|[^|]*\| (\d+)/' + str(RECORDS)
                  + r' \[\d\d:\d\d<\d\d:\d\d, +[\d.]+ records/s\]')
+INTERRUPTED_CONSOLE = pathlib.Path(__file__).parents[1] / 'helpers' / 'interrupted_console.py'
 UUID = r'[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}'
 
 
@@ -75,10 +76,15 @@ def node(store, tmp_path_factory):
     assert 'Traceback' not in process.output()
 
 
-def console(node, *words, **options):
-    """Start memory_console on a terminal of 100 columns."""
-    return pexpect.spawn(executable('memory_console'),
-                         ['--memory-node', node.prefix, '--timeout', '60', 'memory', *words],
+def console(node, *words, command=None, **options):
+    """
+    Start memory_console on a terminal of 100 columns.
+
+    command: a program and its first arguments that run the console instead.
+    """
+    program, *arguments = command or [executable('memory_console')]
+    return pexpect.spawn(program, [*arguments, '--memory-node', node.prefix, '--timeout', '60',
+                                   'memory', *words],
                          encoding='utf-8', dimensions=(24, 100), timeout=120, **options)
 
 
@@ -120,6 +126,23 @@ def test_ctrl_c_cancels_the_export_and_says_nothing_was_left(node, tmp_path):
     shown = screen(output).splitlines()
     assert re.fullmatch(rf'canceling the export \(goal {UUID}\) \.\.\.', shown[-2]), shown
     assert shown[-1] == 'export canceled (by its client); nothing was written'
+    assert not target.exists() and partial_files(tmp_path) == []
+
+
+def test_a_ctrl_c_inside_rclpys_take_still_cancels_the_job(node, tmp_path):
+    # The Ctrl-C reaches the console while rclpy's executor takes the first
+    # message of the job's action client (interrupted_console.py take), as
+    # it does on a loaded machine. Raised there, rclpy would never wait on
+    # that client again: no answer to the cancel within its 30 s.
+    target = tmp_path / 'memory.sqlite3'
+    with backups_held(node.hold):
+        child = console(node, 'backup', str(target),
+                        command=[sys.executable, str(INTERRUPTED_CONSOLE), 'take'])
+        status, output = finish(child)
+    assert status == 130, output
+    shown = screen(output).splitlines()
+    assert re.fullmatch(rf'canceling the backup \(goal {UUID}\) \.\.\.', shown[-2]), shown
+    assert shown[-1] == 'backup canceled (by its client); nothing was written', shown
     assert not target.exists() and partial_files(tmp_path) == []
 
 

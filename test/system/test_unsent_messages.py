@@ -41,8 +41,8 @@ import pytest
 pytestmark = pytest.mark.ros
 
 UNSENT_MESSAGE_NODE = pathlib.Path(__file__).parents[1] / 'helpers' / 'unsent_message_node.py'
-INTERRUPTED_SEND_CONSOLE = (pathlib.Path(__file__).parents[1] / 'helpers'
-                            / 'interrupted_send_console.py')
+INTERRUPTED_CONSOLE = (pathlib.Path(__file__).parents[1] / 'helpers'
+                       / 'interrupted_console.py')
 WARNINGS = {
     'execute': 'a goal message was not published and the goal goes on: Failed publish goal',
     'succeed': 'a goal message was not published and the goal goes on: Failed publish goal',
@@ -158,7 +158,7 @@ def test_a_ctrl_c_while_the_console_sends_its_goal_still_cancels_the_goal(node, 
     target = node.copies / 'backup.sqlite3'
     with backups_held(node.release):
         console = console_process(node, tmp_path, 'backup', str(target),
-                                  console=[sys.executable, str(INTERRUPTED_SEND_CONSOLE)])
+                                  console=[sys.executable, str(INTERRUPTED_CONSOLE), 'send'])
         console.process.wait(timeout=90)  # the console gives up within 60 s
     assert console.poll() == 130, console.output()
     assert console.output().splitlines()[-1] == CANCELED_MESSAGE, console.output()
