@@ -65,14 +65,24 @@ class OperatorTopics:
         matched before the first turn, or it would miss that turn: the
         listeners' subscriptions are volatile.
         """
+        unseen, matched, seen = self._listeners(node_names)
+        return not unseen and matched >= seen
+
+    def listeners_missing(self, node_names):
+        """Return what listeners_matched(node_names) still waits for, in words."""
+        unseen, matched, seen = self._listeners(node_names)
+        return (f'not seen subscribing: {", ".join(unseen) or "none"}; '
+                f'{matched} of the {seen} subscriptions seen are matched')
+
+    def _listeners(self, node_names):
+        """Return (the named nodes not seen subscribing, matched count, subscriptions seen)."""
         own_namespace = self._node.get_namespace()
-        wanted = [split_node_name(name, own_namespace) for name in node_names]
         subscribers = self._node.get_subscriptions_info_by_topic(self.utterance_topic)
-        present = all(
-            any(info.node_name == name and info.node_namespace == namespace
-                for info in subscribers)
-            for namespace, name in wanted)
-        return present and self._utterances.get_subscription_count() >= len(subscribers)
+        unseen = [absolute_node_name(name, own_namespace) for name in node_names
+                  if not any((info.node_namespace, info.node_name)
+                             == split_node_name(name, own_namespace)
+                             for info in subscribers)]
+        return unseen, self._utterances.get_subscription_count(), len(subscribers)
 
 
 class RepeatedTurn:

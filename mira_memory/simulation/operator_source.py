@@ -102,7 +102,9 @@ class OperatorSource(Node):
             names = ' and '.join(absolute_node_name(name, self.get_namespace())
                                  for name in listeners)
             raise ScenarioFailed(
-                f'{names} did not both subscribe to {self._topics.utterance_topic}')
+                f'{names} did not both subscribe to {self._topics.utterance_topic} within '
+                f"{self.settings['start_timeout_sec']:g} s "
+                f'({self._topics.listeners_missing(listeners)})')
 
     def play(self, episode_id, turn):
         """Publish one operator turn and wait for its end-of-turn marker."""

@@ -75,3 +75,33 @@ def test_a_turn_is_sent_again_at_its_resend_times_and_not_after():
     # 1, 3, 7 and 15 s after the first: a late check sends once for every time passed.
     assert sent == [False, True, False, True, True, False, True, False]
     assert published == ['turn'] * 5
+
+
+def test_the_wait_for_listeners_says_which_node_it_has_not_seen(ros):
+    # A start that times out names the listener never seen subscribing and
+    # the matched count, so that a discovery fault can be told from a node
+    # that was not started.
+    import rclpy
+    from mira_memory.msg import OperatorUtterance
+    from mira_memory.ros.operator_topics import OperatorTopics
+    from mira_memory.wire import HISTORY_SUBSCRIBER_QOS, UTTERANCE_TOPIC
+    namespace = unique_namespace('listeners')
+    operator = rclpy.create_node('operator', namespace=namespace, context=ros.context)
+    memory = rclpy.create_node('memory', namespace=namespace, context=ros.context)
+    try:
+        topics = OperatorTopics(operator, lambda message: None)
+        listeners = ['cognition', 'memory']
+        assert topics.listeners_missing(listeners) == (
+            f'not seen subscribing: {namespace}/cognition, {namespace}/memory; '
+            '0 of the 0 subscriptions seen are matched')
+        memory.create_subscription(OperatorUtterance, UTTERANCE_TOPIC, lambda message: None,
+                                   HISTORY_SUBSCRIBER_QOS)
+        ros.spin_until(lambda: topics.listeners_matched(['memory']), 'memory to match',
+                       timeout=30.0)
+        assert not topics.listeners_matched(listeners)
+        assert topics.listeners_missing(listeners) == (
+            f'not seen subscribing: {namespace}/cognition; '
+            '1 of the 1 subscriptions seen are matched')
+    finally:
+        memory.destroy_node()
+        operator.destroy_node()

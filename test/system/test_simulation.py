@@ -708,3 +708,22 @@ def test_demo_starts_fresh_in_its_own_directory(tmp_path):
     database.write_bytes(b'previous run')
     database, state = demo.prepare_database(tmp_path, keep=False)
     assert not database.exists() and state.startswith('fresh')
+
+
+def test_an_operator_source_with_no_listener_names_what_it_never_saw(tmp_path):
+    # The one line of a start that timed out says which listener was never
+    # seen subscribing and how many subscriptions were matched: a node not
+    # started is told apart from one whose subscription is seen but never matched.
+    namespace = unique_namespace('nolisteners')
+    scenario_path = tmp_path / 'scenario.toml'
+    scenario_path.write_text(SECOND_RUN_SCENARIO)
+    result = subprocess.run(
+        [simulation.executable_path('operator_source'), '--ros-args', '-r', f'__ns:={namespace}',
+         '-p', f'scenario_file:={scenario_path}', '-p', 'start_timeout_sec:=1.0'],
+        stdin=subprocess.DEVNULL, capture_output=True, text=True, cwd=tmp_path, timeout=90)
+    output = result.stdout + result.stderr
+    assert result.returncode == 1, output
+    assert f'{namespace}/cognition and {namespace}/memory did not both subscribe to ' \
+        f'{namespace}/operator/utterance within 1 s (not seen subscribing: ' \
+        f'{namespace}/cognition, {namespace}/memory; 0 of the 0 subscriptions seen are ' \
+        'matched)' in output, output
