@@ -78,10 +78,9 @@ class OperatorTopics:
         """Return (the named nodes not seen subscribing, matched count, subscriptions seen)."""
         own_namespace = self._node.get_namespace()
         subscribers = self._node.get_subscriptions_info_by_topic(self.utterance_topic)
+        subscribing = {(info.node_namespace, info.node_name) for info in subscribers}
         unseen = [absolute_node_name(name, own_namespace) for name in node_names
-                  if not any((info.node_namespace, info.node_name)
-                             == split_node_name(name, own_namespace)
-                             for info in subscribers)]
+                  if split_node_name(name, own_namespace) not in subscribing]
         return unseen, self._utterances.get_subscription_count(), len(subscribers)
 
 
