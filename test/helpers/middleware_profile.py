@@ -2,7 +2,7 @@
 """
 The Fast DDS profile of every process a test run starts.
 
-It does two things.
+It does three things.
 
 Fast DDS's own log stays out of a program's output. Tests compare a
 program's output line by line, and so do the documented transcripts. Fast
@@ -35,6 +35,17 @@ thread removing a remote writer held while it waited for the event thread.
 Six announcements where Fast DDS makes one is six times the exposure; the
 Kilted run pays the 1-3 s misses instead. docs/operations.md says how a
 robot chooses the period, and why Kilted keeps the default.
+
+On Kilted every participant also sends no type information
+(fastdds.type_propagation: disabled), so no participant asks another for a
+type through Fast DDS's TypeLookup service. A process that asked could
+crash at its exit: Fast DDS 3.2 destroys the TypeLookup histories before
+it stops the thread that answers replies, and a reply that thread was still
+handling then sent its next request through a writer already gone (the
+core file of a console that died of SIGSEGV after its answer was printed,
+docs/operations.md). Without type information endpoints
+match by type name, which is what ROS 2 names a type by anyway. Fast DDS 2
+(Jazzy) has no such service and no such property.
 """
 
 import os
@@ -56,10 +67,24 @@ _ANNOUNCEMENT = f"""
         </builtin>
       </rtps>
     """
+# Read by Fast DDS 3 only (Kilted): no TypeInformation in discovery, so no
+# TypeLookup requests and no replies for its teardown to race with.
+_NO_TYPE_PROPAGATION = """
+      <rtps>
+        <propertiesPolicy>
+          <properties>
+            <property>
+              <name>fastdds.type_propagation</name>
+              <value>disabled</value>
+            </property>
+          </properties>
+        </propertiesPolicy>
+      </rtps>
+    """
 _PROFILE = """<?xml version="1.0" encoding="UTF-8" ?>
 <dds xmlns="http://www.eprosima.com">
   <profiles>
-    <participant profile_name="mira_memory_tests" is_default_profile="true">{announcement}\
+    <participant profile_name="mira_memory_tests" is_default_profile="true">{rtps}\
 </participant>
   </profiles>
   <log>
@@ -70,9 +95,9 @@ _PROFILE = """<?xml version="1.0" encoding="UTF-8" ?>
 
 
 def profile_text(distro):
-    """Return the tests' Fast DDS profile for distro (its announcement period: module doc)."""
+    """Return the tests' Fast DDS profile for distro (its participant settings: module doc)."""
     fast_dds_2 = distro in launching.FAST_DDS_2_DISTROS
-    return _PROFILE.format(announcement=_ANNOUNCEMENT if fast_dds_2 else '')
+    return _PROFILE.format(rtps=_ANNOUNCEMENT if fast_dds_2 else _NO_TYPE_PROPAGATION)
 
 
 def use_for_every_process(directory):

@@ -214,10 +214,11 @@ def test_the_middlewares_own_log_stays_out_of_the_output_in_a_test_run(middlewar
     assert console_making_fast_dds_log_an_error(os.environ) == NO_NODE
 
 
-def test_every_process_of_a_test_run_announces_itself_at_its_distros_period(middleware_profile):
+def test_every_process_of_a_test_run_reads_its_distros_participant_settings(middleware_profile):
     # What the processes read: the default participant profile of the file
     # the environment names (helpers/middleware_profile.py says why Jazzy
-    # announces every half second and Kilted keeps Fast DDS's 3 s).
+    # announces every half second, and why Kilted keeps Fast DDS's 3 s and
+    # sends no type information).
     if middleware_profile is None:
         pytest.skip('the environment names a Fast DDS profile of its own; the run keeps it')
     named = [os.environ[name] for name in launching.DDS_PROFILE_VARIABLES
@@ -233,9 +234,16 @@ def test_every_process_of_a_test_run_announces_itself_at_its_distros_period(midd
         assert period is not None
         assert (period.findtext('dds:sec', namespaces=space),
                 period.findtext('dds:nanosec', namespaces=space)) == ('0', '500000000')
+        assert defaults[0].find('dds:rtps/dds:propertiesPolicy', space) is None
     else:
-        # Fast DDS 3: no setting of the period at all, so its default.
-        assert list(defaults[0]) == []
+        # Fast DDS 3: no setting of the period at all, so its default, and
+        # one property: no type propagation.
+        assert period is None
+        properties = defaults[0].findall(
+            'dds:rtps/dds:propertiesPolicy/dds:properties/dds:property', space)
+        assert [(each.findtext('dds:name', namespaces=space),
+                 each.findtext('dds:value', namespaces=space))
+                for each in properties] == [('fastdds.type_propagation', 'disabled')]
 
 
 def xml_shape(element):
@@ -251,6 +259,15 @@ def test_the_documented_discovery_profile_is_what_every_jazzy_test_process_reads
     # Jazzy's: Kilted's keeps the default period (helpers/middleware_profile.py).
     tests = ElementTree.fromstring(profiles.profile_text('jazzy'))
     # The tests' file adds only its log setting (no consumer).
+    tests.remove(tests.find('{http://www.eprosima.com}log'))
+    assert xml_shape(tests) == xml_shape(ElementTree.fromstring(documented))
+
+
+def test_the_documented_kilted_profile_is_what_every_kilted_test_process_reads():
+    page = (ROOT / 'docs' / 'operations.md').read_text(encoding='utf-8')
+    documented = re.search(r'### A participant that stops hearing new peers.*?```xml\n(.*?)```',
+                           page, re.DOTALL).group(1)
+    tests = ElementTree.fromstring(profiles.profile_text('kilted'))
     tests.remove(tests.find('{http://www.eprosima.com}log'))
     assert xml_shape(tests) == xml_shape(ElementTree.fromstring(documented))
 
