@@ -8,7 +8,8 @@ argv[1] is a JSON object {"node_prefix", "metadata_path", "client_index"};
 the process prints READY once both services answer, then reads one JSON
 line from stdin, a list of phases {"series", "start", "end"} in wall-clock
 seconds, runs them, and prints one JSON line with the calls completed
-within each phase.
+within each phase. Those two lines are all its standard output carries:
+everything else written there (Fast DDS's own log) goes to standard error.
 """
 
 import collections
@@ -26,9 +27,23 @@ CALL_TIMEOUT_S = 10.0
 WARMUP_CALLS = 5
 
 
+def protocol_channel():
+    """
+    Return the runner's line channel (standard output); from now on fd 1 is standard error.
+
+    Fast DDS prints its own errors on fd 1 (on Jazzy a shared-memory port
+    another process holds, now and then): on the runner's channel such a
+    line took READY's place and failed the run.
+    """
+    channel = os.fdopen(os.dup(sys.stdout.fileno()), 'w')
+    os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
+    return channel
+
+
 def main():
     """Run the phases the runner sends and report calls per phase."""
     workload.stop_with_runner()
+    channel = protocol_channel()
     settings = json.loads(sys.argv[1])
     with open(settings['metadata_path']) as handle:
         load = workload.Workload(json.load(handle))
@@ -48,7 +63,7 @@ def main():
             for n in range(WARMUP_CALLS):
                 workload.call(
                     executor, clients[series], load.request(series, n), CALL_TIMEOUT_S)
-        print('READY', flush=True)
+        print('READY', file=channel, flush=True)
         phases = json.loads(sys.stdin.readline())
         offset = settings['client_index']
         report = []
@@ -69,7 +84,7 @@ def main():
                 label = 'timeout' if response is None else workload.outcome(series, response)
                 outcomes[label] += 1
             report.append({'series': series, 'calls': calls, 'outcomes': dict(outcomes)})
-        print(json.dumps(report), flush=True)
+        print(json.dumps(report), file=channel, flush=True)
     finally:
         executor.shutdown()
         node.destroy_node()

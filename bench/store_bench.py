@@ -257,8 +257,10 @@ class StoreBench:
                 self.directory / 'load_client.log', env=self.env,
                 stdin=subprocess.PIPE, stdout=subprocess.PIPE))
         for process in loaders:
-            if process.process.stdout.readline().strip() != 'READY':
-                raise processes.ProcessError(process.describe('a load client failed'))
+            line = process.process.stdout.readline()
+            if line.strip() != 'READY':
+                raise processes.ProcessError(process.describe(
+                    'a load client said %r instead of READY' % line))
         phase_s = self.settings['phase_s']
         start = time.time() + 0.5
         phases = []

@@ -8,9 +8,12 @@ Like test_bench_quick.py, these check what the runs report, never a timing.
 import json
 import os
 import pathlib
+import signal
 import subprocess
 import sys
+import time
 
+from mira_memory.ros import launching
 import pytest
 
 pytestmark = pytest.mark.ros
@@ -46,6 +49,44 @@ def test_startup_only_runs_with_the_dds_profile_and_measures_the_idle_node(tmp_p
     whose = 'clients only' if clients_only else 'every process'
     assert f'start to ready (DDS profile {PROFILE.resolve()}, {whose})' in completed.stdout
     assert 'idle node: ' in completed.stdout
+
+
+# What Fast DDS prints, by default on standard output, for a malformed
+# ROS_DISCOVERY_SERVER (Jazzy and Kilted alike; test_console_process.py).
+FAST_DDS_ERROR = "Wrong domain name passed into the server's list"
+
+
+def test_a_load_clients_standard_output_carries_only_its_protocol(tmp_path):
+    # The runner reads READY and the report from a load client's standard
+    # output, and gives it Fast DDS's default log (no profile). Jazzy's Fast
+    # DDS 2 prints its errors there: a shared-memory port error once took
+    # READY's place and failed the run. Such a line goes to standard error
+    # (where Kilted's Fast DDS 3 prints errors anyway).
+    metadata = tmp_path / 'metadata.json'
+    metadata.write_text(json.dumps({name: [] for name in (
+        'found_queries', 'ambiguous_queries', 'miss_queries', 'remember_subjects')}))
+    settings = {'node_prefix': '/nowhere', 'metadata_path': str(metadata), 'client_index': 0}
+    env = {name: value for name, value in os.environ.items()
+           if name not in launching.DDS_PROFILE_VARIABLES}
+    errors = tmp_path / 'stderr.log'
+    with errors.open('w') as stderr:
+        client = subprocess.Popen(
+            [sys.executable, str(ROOT / 'bench' / 'load_client.py'), json.dumps(settings)],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr, text=True,
+            env=dict(env, ROS_DISCOVERY_SERVER='no;such:server'))
+        try:
+            # It waits up to 30 s for a service that is not there.
+            deadline = time.monotonic() + 25
+            while FAST_DDS_ERROR not in errors.read_text() and time.monotonic() < deadline:
+                time.sleep(0.1)
+            client.send_signal(signal.SIGTERM)
+            output, _ = client.communicate(timeout=30)
+        finally:
+            if client.poll() is None:
+                client.kill()
+                client.wait()
+    assert FAST_DDS_ERROR in errors.read_text()
+    assert output == ''
 
 
 def test_a_missing_peer_is_named_with_how_to_install_it(tmp_path):
